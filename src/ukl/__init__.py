@@ -1,0 +1,1 @@
+"""Unikernel Linux (UKL) tooling: fetch, patch, build, link, boot and measure."""

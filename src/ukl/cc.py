@@ -1,0 +1,120 @@
+"""ukl-cc: a C compiler driver that builds an unmodified program for UKL.
+
+Compiling works like gcc, with the UKL code model and the UKL C library's
+headers.  Linking produces a relocatable object instead of an executable:
+crt, program and libc partially linked (app.lds), checked, and every symbol
+prefixed with ukl_ so that application and kernel names cannot collide.
+The kernel's own UKL interface (__ukl_*) is the only thing left undefined.
+"""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from . import libc
+from .errors import UklError
+from .proc import capture, need
+
+APP_LDS = Path(__file__).with_name("app.lds")
+PREFIX = "ukl_"
+KERNEL_ABI = "__ukl_"
+COMPILE_ONLY = {"-c", "-S", "-E", "-M", "-MM"}
+
+
+def _gcc_base(sysroot: Path) -> list[str]:
+    gcc_include = capture(["gcc", "-print-file-name=include"]).strip()
+    return ["gcc", *libc.UKL_CFLAGS, "-nostdinc", "-isystem", str(sysroot / "include"),
+            "-isystem", gcc_include]
+
+
+def _split_output(args: list[str]) -> tuple[list[str], str]:
+    rest, output, it = [], "a.out", iter(args)
+    for arg in it:
+        if arg == "-o":
+            output = next(it, output)
+        elif arg.startswith("-o") and len(arg) > 2:
+            output = arg[2:]
+        else:
+            rest.append(arg)
+    return rest, output
+
+
+def undefined_symbols(obj: Path) -> dict[str, str]:
+    """name -> nm type ('U' strong, 'w'/'v' weak) of every undefined symbol."""
+    syms = {}
+    for line in capture(["nm", "-u", "-P", str(obj)]).splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            syms[parts[0]] = parts[1]
+    return syms
+
+
+def check_undefined(obj: Path):
+    missing = sorted(s for s, kind in undefined_symbols(obj).items()
+                     if kind == "U" and not s.startswith(KERNEL_ABI))
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise UklError(f"undefined symbol {missing[0]}{more}: neither the program nor the "
+                       f"UKL C library provides it")
+
+
+def check_no_syscall_instruction(obj: Path):
+    """A SYSCALL at CPL0 would switch to the user GS base and crash the kernel."""
+    func = None
+    for line in capture(["objdump", "-d", "--no-show-raw-insn", str(obj)]).splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if m:
+            func = m.group(1)
+        elif re.search(r"\tsyscall\s*$", line):
+            raise UklError(f"{func} uses the SYSCALL instruction, which cannot run under "
+                           f"UKL; use the C library's syscall()")
+
+
+def prefix_symbols(obj: Path, output: Path):
+    kernel_abi = [s for s in undefined_symbols(obj) if s.startswith(KERNEL_ABI)]
+    renames = output.with_suffix(".renames")
+    renames.write_text("".join(f"{PREFIX}{s} {s}\n" for s in kernel_abi))
+    tmp = output.with_suffix(".tmp")
+    capture(["objcopy", f"--prefix-symbols={PREFIX}", str(obj), str(tmp)])
+    capture(["objcopy", f"--redefine-syms={renames}", str(tmp)])
+    renames.unlink()
+    os.replace(tmp, output)
+
+
+def link(args: list[str], output: Path, sysroot: Path):
+    lib = sysroot / "lib"
+    partial = output.with_name(output.name + ".r.o")
+    cmd = [*_gcc_base(sysroot), "-nostdlib", "-nostartfiles", "-static", "-no-pie",
+           "-Wl,-r", f"-Wl,-T,{APP_LDS}", str(lib / "crt1.o"), str(lib / "crti.o"),
+           *args, f"-L{lib}", "-Wl,--start-group", "-lc", "-Wl,--end-group",
+           str(lib / "crtn.o"), "-o", str(partial)]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.stderr.write(res.stderr)
+        lines = [l for l in res.stderr.splitlines() if "error" in l] or res.stderr.splitlines()
+        raise UklError(f"link failed: {lines[0].strip() if lines else 'gcc exit ' + str(res.returncode)}")
+    try:
+        check_undefined(partial)
+        check_no_syscall_instruction(partial)
+        prefix_symbols(partial, output)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def compile_or_link(args: list[str]) -> int:
+    need("gcc")
+    sysroot = libc.require("ukl")
+    if COMPILE_ONLY & set(args):
+        return subprocess.call([*_gcc_base(sysroot), *args])
+    rest, output = _split_output(args)
+    link(rest, Path(output), sysroot)
+    return 0
+
+
+def main(argv=None):
+    try:
+        sys.exit(compile_or_link(list(sys.argv[1:] if argv is None else argv)))
+    except UklError as e:
+        print(f"ukl-cc: error: {e}", file=sys.stderr)
+        sys.exit(1)

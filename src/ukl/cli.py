@@ -1,0 +1,72 @@
+"""The `ukl` command."""
+import argparse
+import sys
+
+from . import api, series
+from .errors import UklError
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        print(f"ukl: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _parser() -> Parser:
+    p = Parser(prog="ukl", description="Unikernel Linux: build and boot a program linked into Linux.",
+               epilog="ukl run PROGRAM [options] -- ARGS passes ARGS to the program.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    b = sub.add_parser("build", help="build PROGRAM and the kernel it runs on")
+    b.add_argument("program", help="a name under examples/ or a path to a C file")
+    b.add_argument("--baseline", action="store_true", help="build for stock Linux instead")
+
+    r = sub.add_parser("run", help="build and boot PROGRAM; exit with its exit status")
+    r.add_argument("program", help="a name under examples/ or a path to a C file")
+    r.add_argument("--baseline", action="store_true",
+                   help="run as an ordinary static musl binary on the stock-Linux baseline")
+    r.add_argument("--smp", type=int, default=1, help="number of virtual CPUs (default 1)")
+    r.add_argument("--timeout", type=float, default=api.DEFAULT_TIMEOUT,
+                   help="seconds before the guest is killed (default %(default)s)")
+
+    pt = sub.add_parser("patches", help="edit a patch series as a git tree")
+    pt.add_argument("action", choices=["edit", "export", "reset", "check"])
+    pt.add_argument("component", choices=sorted(series.COMPONENTS))
+    return p
+
+
+def _patches(action: str, component: str):
+    if action == "edit":
+        print(series.tree(component))
+    elif action == "reset":
+        print(series.reset(component))
+    elif action == "export":
+        for p in series.export(component):
+            print(p)
+    else:
+        print(series.checkpatch(component), end="")
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    prog_args = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, prog_args = argv[:cut], argv[cut + 1:]
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "build":
+            built = api.build(args.program, args.baseline)
+            print(built.kernel)
+        elif args.command == "run":
+            result = api.run(args.program, prog_args, args.baseline, args.smp, args.timeout,
+                             stdout=sys.stdout.buffer, stderr=sys.stderr.buffer)
+            sys.exit(result.status)
+        else:
+            _patches(args.action, args.component)
+    except UklError as e:
+        print(f"ukl: error: {e}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        print("ukl: interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -1,0 +1,94 @@
+"""Build the initramfs: busybox, a generated /init, and the program under /app."""
+import gzip
+import io
+import shlex
+from pathlib import Path
+
+from . import fetch
+
+UKL_MAGIC = b"\x7fUKL\n"
+GUEST_ENV = {"HOME": "/", "PATH": "/bin", "TERM": "dumb", "UKL_EXAMPLE": "1"}
+
+# The serial ports the guest uses, in QEMU's -serial order.
+CONSOLE, STDOUT, STDERR, STATUS = "ttyS0", "ttyS1", "ttyS2", "ttyS3"
+
+INIT = """#!/bin/busybox sh
+/bin/busybox mkdir -p /proc /sys /dev /tmp
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox mount -t tmpfs tmpfs /tmp
+/bin/busybox --install -s /bin
+export PATH=/bin
+stty -F /dev/{out} raw -echo
+stty -F /dev/{err} raw -echo
+cd /tmp
+echo "ukl: starting {argv0}"
+env -i {env} {cmd} </dev/null >/dev/{out} 2>/dev/{err}
+status=$?
+echo "ukl: {argv0} exited with status $status"
+echo "status $status" >/dev/{status}
+sync
+reboot -f
+"""
+
+
+class Cpio:
+    """Writer for the 'newc' cpio format the kernel unpacks."""
+
+    def __init__(self):
+        self.buf, self.ino = io.BytesIO(), 1
+
+    def _entry(self, name: str, mode: int, data: bytes = b"", rdev=(0, 0)):
+        fields = [self.ino, mode, 0, 0, 1, 0, len(data), 0, 0, rdev[0], rdev[1],
+                  len(name) + 1, 0]
+        self.ino += 1
+        self.buf.write(b"070701" + "".join(f"{f:08x}" for f in fields).encode())
+        self.buf.write(name.encode() + b"\0")
+        self._pad()
+        self.buf.write(data)
+        self._pad()
+
+    def _pad(self):
+        self.buf.write(b"\0" * (-self.buf.tell() % 4))
+
+    def dir(self, name: str):
+        self._entry(name, 0o040755)
+
+    def file(self, name: str, data: bytes, mode: int = 0o755):
+        self._entry(name, 0o100000 | mode, data)
+
+    def chardev(self, name: str, major: int, minor: int):
+        self._entry(name, 0o020600, rdev=(major, minor))
+
+    def gz(self) -> bytes:
+        self._entry("TRAILER!!!", 0)
+        return gzip.compress(self.buf.getvalue(), mtime=0)
+
+
+def init_script(argv: list[str]) -> str:
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in GUEST_ENV.items())
+    return INIT.format(out=STDOUT, err=STDERR, status=STATUS, argv0=shlex.quote(argv[0]),
+                       env=env, cmd=shlex.join(argv))
+
+
+def build(dest: Path, program_name: str, program: bytes, args: list[str]) -> Path:
+    """Write <dest>/initramfs.cpio.gz running /app/<program_name> with args."""
+    busybox = fetch.unpack("busybox") / "bin" / "busybox"
+    cpio = Cpio()
+    for d in ("bin", "dev", "proc", "sys", "tmp", "app"):
+        cpio.dir(d)
+    cpio.chardev("dev/console", 5, 1)
+    cpio.file("bin/busybox", busybox.read_bytes())
+    argv = [f"/app/{program_name}", *args]
+    cpio.file("init", init_script(argv).encode())
+    cpio.file(f"app/{program_name}", program)
+    dest.mkdir(parents=True, exist_ok=True)
+    out = dest / "initramfs.cpio.gz"
+    out.write_bytes(cpio.gz())
+    return out
+
+
+def ukl_marker(program_name: str) -> bytes:
+    """The file that starts the kernel's linked application (see fs/binfmt_ukl.c)."""
+    return UKL_MAGIC + f"linked application: {program_name}\n".encode()

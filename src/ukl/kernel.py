@@ -1,0 +1,121 @@
+"""Configure and build the kernel, and relink it around an application."""
+import fcntl
+import hashlib
+import os
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+
+from . import series
+from .errors import UklError
+from .layout import IMAGES, KBUILD, KERNEL_CONFIGS, OUT
+from .proc import run
+
+# Each flavor is tinyconfig plus these fragments; they differ only in UKL options.
+FLAVORS = {
+    "baseline": ["qemu-guest.config"],
+    "ukl": ["qemu-guest.config", "ukl.config"],
+}
+
+
+def _check_flavor(flavor: str):
+    if flavor not in FLAVORS:
+        raise UklError(f"unknown kernel configuration {flavor!r}; valid: {', '.join(FLAVORS)}")
+
+
+def build_dir(flavor: str) -> Path:
+    _check_flavor(flavor)
+    return KBUILD / flavor
+
+
+def _ccache_env() -> dict:
+    return {"CCACHE_DIR": str(OUT / "ccache"), "CCACHE_NOHASHDIR": "true",
+            "CCACHE_BASEDIR": str(OUT), "CCACHE_MAXSIZE": "5G"}
+
+
+def _make(flavor: str, step: str, *args):
+    tree = series.tree("linux")
+    jobs = (os.cpu_count() or 1) + 1
+    run(["make", "-C", tree, f"O={build_dir(flavor)}", f"-j{jobs}", "CC=ccache gcc", *args],
+        step, f"kernel-{flavor}", env=_ccache_env())
+
+
+def _fragments(flavor: str) -> list[Path]:
+    return [KERNEL_CONFIGS / f for f in FLAVORS[flavor]]
+
+
+def requested_options(flavor: str) -> dict[str, str]:
+    opts = {}
+    for frag in _fragments(flavor):
+        for line in frag.read_text().splitlines():
+            if line.startswith("CONFIG_"):
+                key, _, value = line.partition("=")
+                opts[key] = value
+    return opts
+
+
+def config_values(flavor: str) -> dict[str, str]:
+    values = {}
+    for line in (build_dir(flavor) / ".config").read_text().splitlines():
+        if line.startswith("CONFIG_"):
+            key, _, value = line.partition("=")
+            values[key] = value
+    return values
+
+
+def configure(flavor: str):
+    """tinyconfig + fragments; fail if Kconfig dropped any requested value."""
+    bdir = build_dir(flavor)
+    digest = hashlib.sha256()
+    for frag in _fragments(flavor):
+        digest.update(frag.read_bytes())
+    stamp = bdir / ".ukl-config"
+    tree = series.tree("linux")
+    if stamp.exists() and stamp.read_text() == digest.hexdigest():
+        return
+    bdir.mkdir(parents=True, exist_ok=True)
+    _make(flavor, f"configure kernel ({flavor})", "tinyconfig")
+    run([tree / "scripts/kconfig/merge_config.sh", "-m", "-O", bdir, bdir / ".config",
+         *_fragments(flavor)], f"merge config fragments ({flavor})", f"kernel-{flavor}-config",
+        cwd=tree, env={"ARCH": "x86_64"})
+    _make(flavor, f"configure kernel ({flavor})", "olddefconfig")
+    values = config_values(flavor)
+    for key, want in requested_options(flavor).items():
+        have = values.get(key, "n")
+        if have != want:
+            raise UklError(f"kernel config ({flavor}): {key}={want} requested but Kconfig "
+                           f"chose {have} (unmet dependency?)")
+    stamp.write_text(digest.hexdigest())
+
+
+@contextmanager
+def _locked(flavor: str):
+    """One build at a time per build directory."""
+    bdir = build_dir(flavor)
+    bdir.mkdir(parents=True, exist_ok=True)
+    with open(bdir.parent / f".{flavor}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def build(flavor: str) -> Path:
+    """Build the flavor's kernel (no application); return its bzImage."""
+    with _locked(flavor):
+        configure(flavor)
+        _make(flavor, f"build kernel ({flavor})", "bzImage")
+    return build_dir(flavor) / "arch/x86/boot/bzImage"
+
+
+def link(app_object: Path, name: str) -> Path:
+    """Relink the UKL kernel around an application object; return a private bzImage copy."""
+    dest = IMAGES / name
+    with _locked("ukl"):
+        configure("ukl")
+        _make("ukl", f"link {name} into the kernel", f"UKL_APP={app_object.resolve()}", "bzImage")
+        bdir = build_dir("ukl")
+        dest.mkdir(parents=True, exist_ok=True)
+        for src, dst in ((bdir / "arch/x86/boot/bzImage", dest / "bzImage"),
+                         (bdir / "vmlinux", dest / "vmlinux")):
+            shutil.copyfile(src, dst.with_suffix(".tmp"))
+            os.replace(dst.with_suffix(".tmp"), dst)
+    return dest / "bzImage"

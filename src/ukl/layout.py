@@ -1,0 +1,22 @@
+"""Where things live: the repository, and everything built under out/."""
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = Path(os.environ.get("UKL_OUT", ROOT / "out"))
+
+PINS = ROOT / "pins.toml"
+EXAMPLES = ROOT / "examples"
+KERNEL_PATCHES = ROOT / "kernel" / "patches"
+KERNEL_CONFIGS = ROOT / "kernel" / "configs"
+MUSL_PATCHES = ROOT / "libc" / "musl" / "patches"
+
+DOWNLOADS = OUT / "downloads"
+SRC = OUT / "src"
+TREES = OUT / "tree"
+KBUILD = OUT / "kbuild"
+SYSROOTS = OUT / "sysroot"
+PROGRAMS = OUT / "programs"
+IMAGES = OUT / "images"
+RUNS = OUT / "runs"
+LOGS = OUT / "logs"

@@ -1,0 +1,59 @@
+"""Build musl twice from the pinned source: patched for UKL, and plain for the baseline."""
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+from . import fetch, series
+from .errors import UklError
+from .layout import OUT, SYSROOTS
+from .proc import run
+
+# Code that runs at CPL0 inside the kernel image: kernel code model, no red
+# zone (interrupts push onto the application stack), stack protector on %fs.
+UKL_CFLAGS = ["-mcmodel=kernel", "-mno-red-zone", "-fno-pic", "-fno-pie",
+              "-mstack-protector-guard=tls", "-mstack-protector-guard-reg=fs",
+              "-mstack-protector-guard-offset=40"]
+
+FLAVORS = ("ukl", "plain")
+
+
+def sysroot(flavor: str) -> Path:
+    return SYSROOTS / flavor
+
+
+def build(flavor: str) -> Path:
+    """Build and install musl into out/sysroot/<flavor>; return the sysroot."""
+    if flavor == "ukl":
+        src, cflags, wrapper = series.tree("musl"), ["-O2", *UKL_CFLAGS], "no"
+        key = series._series_hash("musl")
+    else:
+        src, cflags, wrapper = fetch.unpack("musl"), ["-O2"], "gcc"
+        key = "pristine"
+    root = sysroot(flavor)
+    digest = hashlib.sha256(f"{key} {cflags}".encode()).hexdigest()
+    stamp = root / ".ukl-stamp"
+    if stamp.exists() and stamp.read_text() == digest:
+        return root
+    bdir = OUT / "musl-build" / flavor
+    shutil.rmtree(bdir, ignore_errors=True)
+    shutil.rmtree(root, ignore_errors=True)
+    bdir.mkdir(parents=True)
+    env = {"CC": "gcc", "CFLAGS": " ".join(cflags)}
+    run([src / "configure", f"--prefix={root}", "--disable-shared",
+         f"--enable-wrapper={wrapper}"], f"configure musl ({flavor})", f"musl-{flavor}",
+        cwd=bdir, env=env)
+    jobs = (os.cpu_count() or 1) + 1
+    # The PIC start files (Scrt1.o, rcrt1.o) cannot use the kernel code model.
+    only = ["CRT_LIBS=lib/crt1.o lib/crti.o lib/crtn.o"] if flavor == "ukl" else []
+    run(["make", f"-j{jobs}", *only], f"build musl ({flavor})", f"musl-{flavor}", cwd=bdir)
+    run(["make", "install", *only], f"install musl ({flavor})", f"musl-{flavor}", cwd=bdir)
+    stamp.write_text(digest)
+    return root
+
+
+def require(flavor: str) -> Path:
+    root = sysroot(flavor)
+    if not (root / ".ukl-stamp").exists():
+        raise UklError(f"the {flavor} C library is not built: run `ukl build` first")
+    return root
