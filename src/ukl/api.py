@@ -41,7 +41,7 @@ def _probe_kvm(kernel_image: Path) -> bool:
     work = RUNS / "kvm-probe"
     initrd = image.build(work, "true", b"#!/bin/busybox sh\nexit 0\n", [])
     m = qemu.Machine(kernel_image, initrd, work, accel="kvm")
-    return qemu.boot(m, timeout=30).failure is None
+    return qemu.boot(m, timeout=15).failure is None
 
 
 def boot(built: Built, args=(), smp: int = 1, timeout: float = DEFAULT_TIMEOUT,

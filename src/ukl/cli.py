@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from . import api, series
+from . import api, fetch, series
 from .errors import UklError
 
 
@@ -16,6 +16,9 @@ def _parser() -> Parser:
     p = Parser(prog="ukl", description="Unikernel Linux: build and boot a program linked into Linux.",
                epilog="ukl run PROGRAM [options] -- ARGS passes ARGS to the program.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    f = sub.add_parser("fetch", help="download, verify and unpack pinned inputs")
+    f.add_argument("names", nargs="*", help="pins to fetch (default: all)")
 
     b = sub.add_parser("build", help="build PROGRAM and the kernel it runs on")
     b.add_argument("program", help="a name under examples/ or a path to a C file")
@@ -55,7 +58,10 @@ def main(argv=None):
         argv, prog_args = argv[:cut], argv[cut + 1:]
     args = _parser().parse_args(argv)
     try:
-        if args.command == "build":
+        if args.command == "fetch":
+            for name in args.names or [n for n in fetch.pins() if n != "apt"]:
+                print(fetch.unpack(name))
+        elif args.command == "build":
             built = api.build(args.program, args.baseline)
             print(built.kernel)
         elif args.command == "run":
@@ -70,3 +76,7 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("ukl: interrupted", file=sys.stderr)
         sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

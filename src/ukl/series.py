@@ -102,6 +102,8 @@ def export(name: str) -> list[Path]:
     path = TREES / name
     if not (path / ".git").exists():
         raise UklError(f"no tree for {name}: run `ukl patches edit {name}` first")
+    if any((path / ".git" / d).exists() for d in ("rebase-merge", "rebase-apply")):
+        raise UklError(f"{path} is in the middle of a rebase or am: finish it first")
     if _git(path, "status", "--porcelain", "--untracked-files=no").strip():
         raise UklError(f"{path} has uncommitted changes: commit them first")
     out_dir = _component(name)[1]
@@ -120,8 +122,15 @@ def export(name: str) -> list[Path]:
 
 
 def checkpatch(name: str = "linux") -> str:
-    """Run the kernel's checkpatch.pl over the series; return its report."""
-    path = tree("linux")
-    res = subprocess.run(["perl", path / "scripts/checkpatch.pl", "--no-tree", "--terse",
-                          *patches(name)], capture_output=True, text=True)
-    return res.stdout
+    """Run the kernel's checkpatch.pl over a series; return its report.
+
+    Patches go in on stdin: given a path that git tracks, checkpatch would
+    check the .patch file as a source file instead of as a patch."""
+    script = tree("linux") / "scripts/checkpatch.pl"
+    report = []
+    for p in patches(name):
+        res = subprocess.run(["perl", script, "--no-tree", "--terse", "-"],
+                             stdin=open(p, "rb"), capture_output=True, text=True)
+        report.append(f"{p.name}: " + (res.stdout.strip().replace("\n", f"\n{p.name}: ")
+                                       or "no output"))
+    return "\n".join(report) + "\n"

@@ -1,0 +1,72 @@
+"""Bad input ends with one line naming the cause and a non-zero exit, never a traceback."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ukl import fetch
+
+UKL = [sys.executable, "-m", "ukl.cli"]
+
+
+def ukl(*args, env=None, cwd=None):
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.run([*UKL, *args], capture_output=True, text=True, env=full_env, cwd=cwd)
+
+
+def assert_one_line_error(res, *needles):
+    assert res.returncode != 0
+    assert "Traceback" not in res.stderr
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("ukl: error: ") or last.startswith("ukl-cc: error: "), last
+    for needle in needles:
+        assert needle in last, last
+
+
+def test_unknown_program():
+    assert_one_line_error(ukl("run", "no-such-program"), "unknown program 'no-such-program'",
+                          "hello")
+
+
+def test_bad_option():
+    res = ukl("run", "hello", "--smp", "two")
+    assert_one_line_error(res, "--smp")
+    assert res.returncode == 2
+
+
+def test_compile_error_shows_compiler_message(tmp_path):
+    src = tmp_path / "broken.c"
+    src.write_text("int main(void) { return undeclared_variable; }\n")
+    res = ukl("build", str(src))
+    assert_one_line_error(res, "broken.c", "undeclared_variable")
+
+
+def test_missing_symbol_fails_at_link_time(tmp_path):
+    src = tmp_path / "needs.c"
+    src.write_text("void not_in_any_library(void);\n"
+                   "int main(void) { not_in_any_library(); return 0; }\n")
+    assert_one_line_error(ukl("build", str(src)), "undefined symbol not_in_any_library")
+
+
+def test_raw_syscall_instruction_is_refused(tmp_path):
+    src = tmp_path / "raw.c"
+    src.write_text("int main(void) { long r; __asm__ volatile(\"syscall\" : \"=a\"(r)"
+                   " : \"a\"(39) : \"rcx\", \"r11\"); return 0; }\n")
+    assert_one_line_error(ukl("build", str(src)), "main uses the SYSCALL instruction")
+
+
+def test_sha256_mismatch_is_refused_and_removed(tmp_path):
+    name = next(iter(fetch.pin("busybox")["files"]))
+    bad = tmp_path / "downloads" / name
+    bad.parent.mkdir()
+    bad.write_bytes(b"not the pinned package")
+    res = ukl("fetch", "busybox", env={"UKL_OUT": str(tmp_path)})
+    assert_one_line_error(res, "sha256 mismatch", name)
+    assert not bad.exists(), "a corrupt download must not be kept"
+
+
+def test_missing_dependency(tmp_path):
+    res = ukl("fetch", "busybox", env={"UKL_OUT": str(tmp_path), "PATH": str(tmp_path)})
+    assert_one_line_error(res, "missing dependency: apt-get")

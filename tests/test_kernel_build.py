@@ -1,0 +1,25 @@
+"""The two kernels share source and config; a new program only relinks vmlinux."""
+import re
+
+from ukl import api, kernel
+from ukl.layout import LOGS
+
+
+def test_configs_differ_only_in_ukl_options(runs):
+    runs("hello"), runs("hello", baseline=True)      # both kernels exist
+    ukl, base = kernel.config_values("ukl"), kernel.config_values("baseline")
+    differing = {k for k in ukl.keys() | base.keys() if ukl.get(k) != base.get(k)}
+    assert differing, "the UKL kernel must differ somewhere"
+    assert all(k == "CONFIG_UNIKERNEL_LINUX" or k.startswith("CONFIG_UKL_")
+               for k in differing), sorted(differing)
+
+
+def test_relinking_a_program_compiles_no_kernel_code(runs):
+    runs("hello")                                    # the kernel is built
+    api.build("files")
+    api.build("heap")                                # a second relink, after a change of program
+    log = (LOGS / "kernel-ukl.log").read_text()
+    compiled = re.findall(r"^\s+CC\s+(\S+)", log, re.M)
+    kernel_objects = [o for o in compiled if not o.startswith("arch/x86/boot/")]
+    assert not kernel_objects, kernel_objects
+    assert re.search(r"^\s+LD\s+vmlinux$", log, re.M)
