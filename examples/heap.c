@@ -38,7 +38,7 @@ int main(void)
 			printf("malloc(%zu) failed\n", size);
 			return 1;
 		}
-		memset(p, (int)(size >> 10) & 0xff, size);
+		memset(p, (int)((size >> 10) % 251 + 1), size);
 		printf("malloc %6zu KB: checksum %lu\n", size >> 10, checksum(p, size));
 		free(p);
 	}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import libc
 from .errors import UklError
-from .proc import capture, need
+from .proc import capture, first_error, need
 
 APP_LDS = Path(__file__).with_name("app.lds")
 PREFIX = "ukl_"
@@ -92,8 +92,7 @@ def link(args: list[str], output: Path, sysroot: Path):
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
         sys.stderr.write(res.stderr)
-        lines = [l for l in res.stderr.splitlines() if "error" in l] or res.stderr.splitlines()
-        raise UklError(f"link failed: {lines[0].strip() if lines else 'gcc exit ' + str(res.returncode)}")
+        raise UklError(f"link failed: {first_error(res.stderr)}")
     try:
         check_undefined(partial)
         check_no_syscall_instruction(partial)

@@ -2,7 +2,7 @@
 import argparse
 import sys
 
-from . import api, fetch, series
+from . import api, bench, fetch, series
 from .errors import UklError
 
 
@@ -31,6 +31,13 @@ def _parser() -> Parser:
     r.add_argument("--smp", type=int, default=1, help="number of virtual CPUs (default 1)")
     r.add_argument("--timeout", type=float, default=api.DEFAULT_TIMEOUT,
                    help="seconds before the guest is killed (default %(default)s)")
+
+    bn = sub.add_parser("bench", help="LEBench-style costs: every configuration beside Linux")
+    bn.add_argument("--quick", action="store_true", help="few iterations (for tests)")
+    bn.add_argument("--configs", default="", help="comma-separated (default: all)")
+    bn.add_argument("--ops", default="", help="comma-separated lebench operations (default: all)")
+    bn.add_argument("--wall", action="store_true",
+                    help="wall-clock nanoseconds instead of icount guest instructions")
 
     pt = sub.add_parser("patches", help="edit a patch series as a git tree")
     pt.add_argument("action", choices=["edit", "export", "reset", "check"])
@@ -68,6 +75,11 @@ def main(argv=None):
             result = api.run(args.program, prog_args, args.baseline, args.smp, args.timeout,
                              stdout=sys.stdout.buffer, stderr=sys.stderr.buffer)
             sys.exit(result.status)
+        elif args.command == "bench":
+            split = lambda v: [x for x in v.split(",") if x]
+            dest = bench.run(split(args.configs), split(args.ops), args.quick, not args.wall)
+            print((dest / "table.md").read_text(), end="")
+            print(f"results: {dest}")
         else:
             _patches(args.action, args.component)
     except UklError as e:

@@ -89,7 +89,12 @@ def run(cmd, step: str, log_name: str, cwd=None, env=None) -> Path:
 
 def last_error(log: Path) -> str:
     """The most telling line of a failed log: the first error, else the last line."""
-    lines = log.read_text(errors="replace").splitlines()
+    return first_error(log.read_text(errors="replace"))
+
+
+def first_error(text: str) -> str:
+    """The first compiler/make error line in text, else its last line."""
+    lines = text.splitlines()
     for pattern in (r"\berror\b:", r"\*\*\*|\bfatal\b|\bE: "):
         for line in lines:
             if re.search(pattern, line, re.I) and not line.startswith("$ "):

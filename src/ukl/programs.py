@@ -6,6 +6,7 @@ from pathlib import Path
 
 from . import cc, libc
 from .errors import UklError
+from .proc import first_error
 from .layout import EXAMPLES, PROGRAMS
 
 CFLAGS = ["-O2", "-Wall"]
@@ -34,8 +35,7 @@ def _compile(cmd: list[str], what: str):
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
         sys.stderr.write(res.stderr)
-        errors = [l for l in res.stderr.splitlines() if "error" in l] or res.stderr.splitlines()
-        raise UklError(f"{what} failed to compile: {errors[0].strip() if errors else 'gcc failed'}")
+        raise UklError(f"{what} failed to compile: {first_error(res.stderr)}")
 
 
 def build(program: str, flavor: str) -> Path:
