@@ -163,14 +163,21 @@ static void loopback_pair(int type, int *pair)
 	}
 }
 
+static char *map_anon(long pages)
+{
+	char *p = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap");
+	return p;
+}
+
 static void op_page_fault(long pages, long n)
 {
 	while (n--) {
-		char *p = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *p = map_anon(pages);
 
-		if (p == MAP_FAILED)
-			die("mmap");
 		for (long i = 0; i < pages; i++)
 			p[i * PAGE] = 1;
 		munmap(p, pages * PAGE);
@@ -179,14 +186,8 @@ static void op_page_fault(long pages, long n)
 
 static void op_mmap_munmap(long pages, long n)
 {
-	while (n--) {
-		void *p = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		if (p == MAP_FAILED)
-			die("mmap");
-		munmap(p, pages * PAGE);
-	}
+	while (n--)
+		munmap(map_anon(pages), pages * PAGE);
 }
 
 static void *thread_body(void *arg)

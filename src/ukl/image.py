@@ -20,6 +20,7 @@ INIT = """#!/bin/busybox sh
 /bin/busybox mount -t tmpfs tmpfs /tmp
 /bin/busybox --install -s /bin
 export PATH=/bin
+ip link set lo up
 stty -F /dev/{out} raw -echo
 stty -F /dev/{err} raw -echo
 cd /tmp
