@@ -294,10 +294,14 @@ static pid_t start_echo(void)
 	if (pid < 0)
 		die("fork");
 	if (pid == 0) {
+		close(ping[1]);
+		close(pong[0]);
 		while (read(ping[0], &c, 1) == 1 && write(pong[1], &c, 1) == 1)
 			;
 		_exit(0);
 	}
+	close(ping[0]);
+	close(pong[1]);
 	return pid;
 }
 
