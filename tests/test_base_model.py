@@ -1,7 +1,7 @@
-"""Base-model behaviour (signals, memory, pointers, exit, spawn): UKL matches Linux on 1 and 2 CPUs."""
+"""Base-model behaviour (signals, memory, pointers, exit, spawn, TLS, co-running): UKL matches Linux on 1 and 2 CPUs."""
 import pytest
 
-PROGRAMS = [("signals", 0), ("memory", 0), ("kaddr", 0), ("atexit", 7), ("spawn", 0)]
+PROGRAMS = [("signals", 0), ("memory", 0), ("kaddr", 0), ("atexit", 7), ("spawn", 0), ("tls", 0)]
 
 
 @pytest.mark.parametrize("smp", [1, 2])

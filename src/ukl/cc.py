@@ -4,7 +4,8 @@ Compiling works like gcc, with the UKL code model and the UKL C library's
 headers.  Linking produces a relocatable object instead of an executable:
 crt, program and libc partially linked (app.lds), checked, and every symbol
 prefixed with ukl_ so that application and kernel names cannot collide.
-The kernel's own UKL interface (__ukl_*) is the only thing left undefined.
+The kernel's own UKL interface (__ukl_*) and symbols the final link defines
+are the only things left undefined.
 """
 import os
 import re
@@ -19,6 +20,12 @@ from .proc import capture, first_error, need
 APP_LDS = Path(__file__).with_name("app.lds")
 PREFIX = "ukl_"
 KERNEL_ABI = "__ukl_"
+# Defined by the final (vmlinux) link; GCC references it from TLS code.
+LINKER_PROVIDED = {"_GLOBAL_OFFSET_TABLE_"}
+
+
+def _keeps_name(symbol: str) -> bool:
+    return symbol.startswith(KERNEL_ABI) or symbol in LINKER_PROVIDED
 COMPILE_ONLY = {"-c", "-S", "-E", "-M", "-MM"}
 
 
@@ -52,7 +59,7 @@ def undefined_symbols(obj: Path) -> dict[str, str]:
 
 def check_undefined(obj: Path):
     missing = sorted(s for s, kind in undefined_symbols(obj).items()
-                     if kind == "U" and not s.startswith(KERNEL_ABI))
+                     if kind == "U" and not _keeps_name(s))
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
         raise UklError(f"undefined symbol {missing[0]}{more}: neither the program nor the "
@@ -72,7 +79,7 @@ def check_no_syscall_instruction(obj: Path):
 
 
 def prefix_symbols(obj: Path, output: Path):
-    kernel_abi = [s for s in undefined_symbols(obj) if s.startswith(KERNEL_ABI)]
+    kernel_abi = [s for s in undefined_symbols(obj) if _keeps_name(s)]
     renames = output.with_suffix(".renames")
     renames.write_text("".join(f"{PREFIX}{s} {s}\n" for s in kernel_abi))
     tmp = output.with_suffix(".tmp")
