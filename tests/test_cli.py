@@ -70,3 +70,11 @@ def test_sha256_mismatch_is_refused_and_removed(tmp_path):
 def test_missing_dependency(tmp_path):
     res = ukl("fetch", "busybox", env={"UKL_OUT": str(tmp_path), "PATH": str(tmp_path)})
     assert_one_line_error(res, "missing dependency: apt-get")
+
+
+def test_dynamic_loading_fails_at_link_time(tmp_path):
+    src = tmp_path / "plugin.c"
+    src.write_text("#include <dlfcn.h>\n"
+                   "int main(void) { return dlopen(\"x.so\", RTLD_NOW) != 0; }\n")
+    assert_one_line_error(ukl("build", str(src)), "undefined symbol dlopen",
+                          "cannot load code at run time")

@@ -57,13 +57,21 @@ def undefined_symbols(obj: Path) -> dict[str, str]:
     return syms
 
 
+DYNAMIC_LOADING = {"dlopen", "dlsym", "dladdr", "dlinfo", "dlclose", "dlmopen", "dlvsym"}
+
+
 def check_undefined(obj: Path):
     missing = sorted(s for s, kind in undefined_symbols(obj).items()
                      if kind == "U" and not _keeps_name(s))
-    if missing:
-        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        raise UklError(f"undefined symbol {missing[0]}{more}: neither the program nor the "
-                       f"UKL C library provides it")
+    if not missing:
+        return
+    more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+    loading = sorted(DYNAMIC_LOADING & set(missing))
+    if loading:
+        raise UklError(f"undefined symbol {loading[0]}{more}: a UKL program is one static "
+                       f"image inside the kernel and cannot load code at run time")
+    raise UklError(f"undefined symbol {missing[0]}{more}: neither the program nor the "
+                   f"UKL C library provides it")
 
 
 def check_no_syscall_instruction(obj: Path):
