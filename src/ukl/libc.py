@@ -26,7 +26,7 @@ def build(flavor: str) -> Path:
     """Build and install musl into out/sysroot/<flavor>; return the sysroot."""
     if flavor == "ukl":
         src, cflags, wrapper = series.tree("musl"), ["-O2", *UKL_CFLAGS], "no"
-        key = series._series_hash("musl")
+        key = series.series_hash("musl")
     else:
         src, cflags, wrapper = fetch.unpack("musl"), ["-O2"], "gcc"
         key = "pristine"

@@ -31,7 +31,7 @@ def patches(name: str) -> list[Path]:
     return sorted(_component(name)[1].glob("*.patch"))
 
 
-def _series_hash(name: str) -> str:
+def series_hash(name: str) -> str:
     h = hashlib.sha256()
     for p in patches(name):
         h.update(p.name.encode() + b"\0" + p.read_bytes())
@@ -66,7 +66,7 @@ def _apply(name: str, tree: Path):
     if series:
         run([*GIT, "-C", tree, "am", "-q", "--keep-cr", *series],
             f"apply {name} series ({len(series)} patches)", f"tree-{name}")
-    _stamp(tree).write_text(f"{_series_hash(name)} {_git(tree, 'rev-parse', 'HEAD').strip()}\n")
+    _stamp(tree).write_text(f"{series_hash(name)} {_git(tree, 'rev-parse', 'HEAD').strip()}\n")
 
 
 def tree(name: str) -> Path:
@@ -78,7 +78,7 @@ def tree(name: str) -> Path:
         _apply(name, path)
         return path
     recorded = _stamp(path).read_text().split() if _stamp(path).exists() else ["", ""]
-    if recorded[0] == _series_hash(name):
+    if recorded[0] == series_hash(name):
         return path
     head = _git(path, "rev-parse", "HEAD").strip()
     dirty = _git(path, "status", "--porcelain", "--untracked-files=no").strip()
@@ -117,7 +117,7 @@ def export(name: str) -> list[Path]:
     for new in sorted(staging.glob("*.patch")):
         os.replace(new, out_dir / new.name)
     staging.rmdir()
-    _stamp(path).write_text(f"{_series_hash(name)} {_git(path, 'rev-parse', 'HEAD').strip()}\n")
+    _stamp(path).write_text(f"{series_hash(name)} {_git(path, 'rev-parse', 'HEAD').strip()}\n")
     return patches(name)
 
 
