@@ -22,14 +22,22 @@ PREFIX = "ukl_"
 KERNEL_ABI = "__ukl_"
 # Defined by the final (vmlinux) link; GCC references it from TLS code.
 LINKER_PROVIDED = {"_GLOBAL_OFFSET_TABLE_"}
+COMPILE_ONLY = {"-c", "-S", "-E", "-M", "-MM"}
 
 
 def _keeps_name(symbol: str) -> bool:
     return symbol.startswith(KERNEL_ABI) or symbol in LINKER_PROVIDED
-COMPILE_ONLY = {"-c", "-S", "-E", "-M", "-MM"}
 
 
-def _gcc_base(sysroot: Path) -> list[str]:
+def run_gcc(cmd: list[str], failure: str):
+    """Run a compiler command; on failure show its messages and raise with the first error."""
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.stderr.write(res.stderr)
+        raise UklError(f"{failure}: {first_error(res.stderr)}")
+
+
+def gcc_command(sysroot: Path) -> list[str]:
     gcc_include = capture(["gcc", "-print-file-name=include"]).strip()
     return ["gcc", *libc.UKL_CFLAGS, "-nostdinc", "-isystem", str(sysroot / "include"),
             "-isystem", gcc_include]
@@ -100,14 +108,11 @@ def prefix_symbols(obj: Path, output: Path):
 def link(args: list[str], output: Path, sysroot: Path):
     lib = sysroot / "lib"
     partial = output.with_name(output.name + ".r.o")
-    cmd = [*_gcc_base(sysroot), "-nostdlib", "-nostartfiles", "-static", "-no-pie",
+    cmd = [*gcc_command(sysroot), "-nostdlib", "-nostartfiles", "-static", "-no-pie",
            "-Wl,-r", f"-Wl,-T,{APP_LDS}", str(lib / "crt1.o"), str(lib / "crti.o"),
            *args, f"-L{lib}", "-Wl,--start-group", "-lc", "-Wl,--end-group",
            str(lib / "crtn.o"), "-o", str(partial)]
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode != 0:
-        sys.stderr.write(res.stderr)
-        raise UklError(f"link failed: {first_error(res.stderr)}")
+    run_gcc(cmd, "link failed")
     try:
         check_undefined(partial)
         check_no_syscall_instruction(partial)
@@ -120,7 +125,7 @@ def compile_or_link(args: list[str]) -> int:
     need("gcc")
     sysroot = libc.require("ukl")
     if COMPILE_ONLY & set(args):
-        return subprocess.call([*_gcc_base(sysroot), *args])
+        return subprocess.call([*gcc_command(sysroot), *args])
     rest, output = _split_output(args)
     link(rest, Path(output), sysroot)
     return 0

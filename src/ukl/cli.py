@@ -6,6 +6,13 @@ from . import api, bench, fetch, series
 from .errors import UklError
 
 
+def _cpus(text: str) -> int:
+    """--smp is checked before anything is built."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive number of CPUs, not {text!r}")
+    return int(text)
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message):
         print(f"ukl: error: {message}", file=sys.stderr)
@@ -28,7 +35,7 @@ def _parser() -> Parser:
     r.add_argument("program", help="a name under examples/ or a path to a C file")
     r.add_argument("--baseline", action="store_true",
                    help="run as an ordinary static musl binary on the stock-Linux baseline")
-    r.add_argument("--smp", type=int, default=1, help="number of virtual CPUs (default 1)")
+    r.add_argument("--smp", type=_cpus, default=1, help="number of virtual CPUs (default 1)")
     r.add_argument("--timeout", type=float, default=api.DEFAULT_TIMEOUT,
                    help="seconds before the guest is killed (default %(default)s)")
 

@@ -15,7 +15,6 @@ UKL_CFLAGS = ["-mcmodel=kernel", "-mno-red-zone", "-fno-pic", "-fno-pie",
               "-mstack-protector-guard=tls", "-mstack-protector-guard-reg=fs",
               "-mstack-protector-guard-offset=40"]
 
-FLAVORS = ("ukl", "plain")
 
 
 def sysroot(flavor: str) -> Path:

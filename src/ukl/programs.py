@@ -1,12 +1,9 @@
 """Resolve a PROGRAM argument and compile it for UKL or for the baseline."""
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from . import cc, libc
 from .errors import UklError
-from .proc import first_error
 from .layout import EXAMPLES, PROGRAMS
 
 CFLAGS = ["-O2", "-Wall"]
@@ -31,13 +28,6 @@ def name(program: str) -> str:
     return source(program).stem
 
 
-def _compile(cmd: list[str], what: str):
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode != 0:
-        sys.stderr.write(res.stderr)
-        raise UklError(f"{what} failed to compile: {first_error(res.stderr)}")
-
-
 def build(program: str, flavor: str) -> Path:
     """Compile PROGRAM; 'ukl' gives a UKL object, 'baseline' a static musl executable."""
     src = source(program)
@@ -48,12 +38,14 @@ def build(program: str, flavor: str) -> Path:
         tmp = out_dir / f"{src.stem}.o.new"
         sysroot = libc.require("ukl")
         obj = out_dir / f"{src.stem}.c.o"
-        _compile([*cc._gcc_base(sysroot), *CFLAGS, "-c", str(src), "-o", str(obj)], src.name)
+        cc.run_gcc([*cc.gcc_command(sysroot), *CFLAGS, "-c", str(src), "-o", str(obj)],
+                   f"{src.name} failed to compile")
         cc.link([str(obj)], tmp, sysroot)
     else:
         out = out_dir / src.stem
         tmp = out_dir / f"{src.stem}.new"
         gcc = libc.require("plain") / "bin" / "musl-gcc"
-        _compile([str(gcc), *CFLAGS, "-static", str(src), "-o", str(tmp)], src.name)
+        cc.run_gcc([str(gcc), *CFLAGS, "-static", str(src), "-o", str(tmp)],
+                   f"{src.name} failed to compile")
     os.replace(tmp, out)
     return out
