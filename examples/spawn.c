@@ -1,21 +1,50 @@
-/* posix_spawn of an ordinary program; the child runs as a normal process. */
+/*
+ * Starting ordinary programs: posix_spawn and fork+execve of busybox echo,
+ * and fork+execve of /bin/cpl (examples/cpl.c built as an ordinary static
+ * executable), which reports the child's privilege level.
+ */
 #include <spawn.h>
 #include <stdio.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 extern char **environ;
 
-int main(void)
+static int wait_for(pid_t pid)
 {
-	char *argv[] = { "/bin/busybox", "echo", "hello from a spawned child", NULL };
-	pid_t pid;
 	int status;
 
-	if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ)) {
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int fork_exec(char **argv)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execve(argv[0], argv, environ);
+		_exit(127);
+	}
+	return pid < 0 ? -1 : wait_for(pid);
+}
+
+int main(void)
+{
+	char *spawned[] = { "/bin/busybox", "echo", "hello from a spawned child", NULL };
+	char *forked[] = { "/bin/busybox", "echo", "hello from a forked and exec'd child", NULL };
+	char *cpl[] = { "/bin/cpl", NULL };
+	pid_t pid;
+
+	if (posix_spawn(&pid, spawned[0], NULL, NULL, spawned, environ)) {
 		printf("posix_spawn failed\n");
 		return 1;
 	}
-	waitpid(pid, &status, 0);
-	printf("child exited with %d\n", WEXITSTATUS(status));
+	printf("child exited with %d\n", wait_for(pid));
+	printf("child exited with %d\n", fork_exec(forked));
+	printf("child exited with %d\n", fork_exec(cpl));
 	return 0;
 }

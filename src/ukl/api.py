@@ -8,6 +8,8 @@ from .errors import UklError
 from .layout import RUNS
 
 DEFAULT_TIMEOUT = 180.0
+# Examples installed in every guest's /bin as ordinary (ring 3) programs.
+GUEST_TOOLS = ["cpl"]
 
 
 @dataclass
@@ -16,6 +18,7 @@ class Built:
     flavor: str          # "ukl" or "baseline"
     kernel: Path         # bzImage to boot
     program: bytes       # what goes to /app/<name>
+    tools: dict          # ordinary executables for /bin, by name
 
 
 @dataclass
@@ -28,13 +31,14 @@ class Result:
 def build(program: str, baseline: bool = False) -> Built:
     """Build everything PROGRAM needs: C library, program, kernel (relinked for UKL)."""
     name = programs.name(program)
+    libc.build("plain")
+    tools = {tool: programs.build(tool, "baseline").read_bytes() for tool in GUEST_TOOLS}
     if baseline:
-        libc.build("plain")
         binary = programs.build(program, "baseline")
-        return Built(name, "baseline", kernel.build("baseline"), binary.read_bytes())
+        return Built(name, "baseline", kernel.build("baseline"), binary.read_bytes(), tools)
     libc.build("ukl")
     obj = programs.build(program, "ukl")
-    return Built(name, "ukl", kernel.link(obj, name), image.ukl_marker(name))
+    return Built(name, "ukl", kernel.link(obj, name), image.ukl_marker(name), tools)
 
 
 def _probe_kvm(kernel_image: Path) -> bool:
@@ -50,7 +54,7 @@ def boot(built: Built, args=(), smp: int = 1, timeout: float = DEFAULT_TIMEOUT,
     if smp < 1:
         raise UklError(f"--smp must be at least 1, not {smp}")
     work = RUNS / f"{built.name}-{built.flavor}"
-    initrd = image.build(work, built.name, built.program, list(args))
+    initrd = image.build(work, built.name, built.program, list(args), built.tools)
     accel = "tcg" if icount else qemu.choose_accel(lambda: _probe_kvm(built.kernel))
     m = qemu.Machine(built.kernel, initrd, work, smp=smp, accel=accel, icount=icount)
     result = qemu.boot(m, timeout, stdout=stdout, stderr=stderr)

@@ -73,14 +73,19 @@ def init_script(argv: list[str]) -> str:
                        env=env, cmd=shlex.join(argv))
 
 
-def build(dest: Path, program_name: str, program: bytes, args: list[str]) -> Path:
-    """Write <dest>/initramfs.cpio.gz running /app/<program_name> with args."""
+def build(dest: Path, program_name: str, program: bytes, args: list[str],
+          tools: dict[str, bytes] | None = None) -> Path:
+    """Write <dest>/initramfs.cpio.gz running /app/<program_name> with args.
+
+    TOOLS maps names to ordinary executables installed in /bin."""
     busybox = fetch.unpack("busybox") / "bin" / "busybox"
     cpio = Cpio()
     for d in ("bin", "dev", "proc", "sys", "tmp", "app"):
         cpio.dir(d)
     cpio.chardev("dev/console", 5, 1)
     cpio.file("bin/busybox", busybox.read_bytes())
+    for tool, data in (tools or {}).items():
+        cpio.file(f"bin/{tool}", data)
     argv = [f"/app/{program_name}", *args]
     cpio.file("init", init_script(argv).encode())
     cpio.file(f"app/{program_name}", program)
