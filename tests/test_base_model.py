@@ -2,7 +2,7 @@
 import pytest
 
 PROGRAMS = [("signals", 0), ("memory", 0), ("kaddr", 0), ("atexit", 7), ("spawn", 0), ("tls", 0),
-            ("stack", 0), ("threads", 0), ("cancel", 0), ("time", 0)]
+            ("stack", 0), ("threads", 0), ("cancel", 0), ("time", 0), ("cxx", 0)]
 
 
 @pytest.mark.parametrize("smp", [1, 2])
@@ -101,3 +101,19 @@ def test_spinning_ukl_code_does_not_starve_a_shell(runs, smp):
     assert "Name:\tcorun" in lines
     assert any(line.startswith("State:\tR") for line in lines)   # it is running, spinning
     assert lines[-1] == "spun while the shell ran; shell exited with 0"
+
+
+def test_cxx_runtime(runs):
+    assert runs("cxx").stdout.splitlines() == [
+        "constructed a static object",
+        "vector of 5 squares, sum 55",
+        "map: e=2 i=2 k=1 l=2 n=3 r=1 u=2 x=1",
+        "constructed a local in frame 1",
+        "constructed a local in frame 2",
+        "constructed a local in frame 3",
+        "destroyed a local in frame 3",
+        "destroyed a local in frame 2",
+        "destroyed a local in frame 1",
+        'caught "thrown three frames down" after reaching depth 3',
+        "caught std::out_of_range from the library",
+        "destroyed a static object"]

@@ -105,12 +105,16 @@ def prefix_symbols(obj: Path, output: Path):
     os.replace(tmp, output)
 
 
-def link(args: list[str], output: Path, sysroot: Path):
+def link(args: list[str], output: Path, sysroot: Path, libs: list[str] = ()):
+    """Partially link crt, ARGS, LIBS and libc into OUTPUT, checked and prefixed."""
     lib = sysroot / "lib"
     partial = output.with_name(output.name + ".r.o")
+    # --force-group-allocation: merge C++ COMDAT groups now, so that no
+    # section is left outside the .ukl.* ones that vmlinux.lds places.
     cmd = [*gcc_command(sysroot), "-nostdlib", "-nostartfiles", "-static", "-no-pie",
-           "-Wl,-r", f"-Wl,-T,{APP_LDS}", str(lib / "crt1.o"), str(lib / "crti.o"),
-           *args, f"-L{lib}", "-Wl,--start-group", "-lc", "-Wl,--end-group",
+           "-Wl,-r", "-Wl,--force-group-allocation", f"-Wl,-T,{APP_LDS}",
+           str(lib / "crt1.o"), str(lib / "crti.o"), *args, f"-L{lib}",
+           "-Wl,--start-group", *libs, "-lc", "-Wl,--end-group",
            str(lib / "crtn.o"), "-o", str(partial)]
     run_gcc(cmd, "link failed")
     try:

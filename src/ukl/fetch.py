@@ -110,7 +110,14 @@ def unpack(name: str, dest: Path | None = None) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}."))
     try:
-        if p["kind"] == "dsc":
+        if "members" in p:
+            orig = DOWNLOADS / p["orig"]
+            paths = [f"{p['tree']}/{m}" for m in p["members"]]
+            script = 'xz -dc -T0 "$0" | tar -x -C "$1" "${@:2}"'
+            run(["bash", "-o", "pipefail", "-c", script, orig, tmp, *paths],
+                f"unpack {p['package']} ({', '.join(p['members'][:3])}, ...)", f"unpack-{name}")
+            root = tmp / p["tree"]
+        elif p["kind"] == "dsc":
             dsc = next(f for f in files if f.suffix == ".dsc")
             run(["dpkg-source", "--no-check", "-x", dsc, tmp / "src"],
                 f"unpack {p['package']}", f"unpack-{name}")

@@ -2,49 +2,76 @@
 import os
 from pathlib import Path
 
-from . import cc, libc
+from . import cc, cxx, libc
 from .errors import UklError
 from .layout import EXAMPLES, PROGRAMS
 
 CFLAGS = ["-O2", "-Wall"]
+SUFFIXES = (".c", ".cpp")
+# Baseline C++: the same bounds of .eh_frame that app.lds gives UKL programs.
+EH_FRAME_LDS = Path(__file__).with_name("eh_frame.lds")
 
 
 def examples() -> list[str]:
-    return sorted(p.stem for p in EXAMPLES.glob("*.c"))
+    return sorted(p.stem for p in EXAMPLES.iterdir() if p.suffix in SUFFIXES)
 
 
 def source(program: str) -> Path:
-    candidate = EXAMPLES / f"{program}.c"
-    if "/" not in program and candidate.exists():
-        return candidate
+    for suffix in SUFFIXES:
+        candidate = EXAMPLES / f"{program}{suffix}"
+        if "/" not in program and candidate.exists():
+            return candidate
     path = Path(program)
-    if path.suffix == ".c" and path.is_file():
+    if path.suffix in SUFFIXES and path.is_file():
         return path.resolve()
     raise UklError(f"unknown program {program!r}: not an example ({', '.join(examples())}) "
-                   f"and not a C source file")
+                   f"and not a C or C++ source file")
 
 
 def name(program: str) -> str:
     return source(program).stem
 
 
+def _compiler(src: Path, sysroot: Path, ukl: bool) -> list[str]:
+    base = cc.gcc_command(sysroot) if ukl else \
+        ["gcc", "-nostdinc", "-isystem", str(sysroot / "include"),
+         "-isystem", cc.capture(["gcc", "-print-file-name=include"]).strip()]
+    if src.suffix == ".cpp":
+        return ["g++", *cxx.compile_flags(), *base[1:]]
+    return base
+
+
 def build(program: str, flavor: str) -> Path:
     """Compile PROGRAM; 'ukl' gives a UKL object, 'baseline' a static musl executable."""
     src = source(program)
+    is_cxx = src.suffix == ".cpp"
+    if is_cxx:
+        cxx.build()
     out_dir = PROGRAMS / flavor
     out_dir.mkdir(parents=True, exist_ok=True)
+    sysroot = libc.require("ukl" if flavor == "ukl" else "plain")
+    obj = out_dir / f"{src.stem}.c.o"
+    libs = cxx.libraries() if is_cxx else []
     if flavor == "ukl":
         out = out_dir / f"{src.stem}.o"
         tmp = out_dir / f"{src.stem}.o.new"
-        sysroot = libc.require("ukl")
-        obj = out_dir / f"{src.stem}.c.o"
-        cc.run_gcc([*cc.gcc_command(sysroot), *CFLAGS, "-c", str(src), "-o", str(obj)],
+        cc.run_gcc([*_compiler(src, sysroot, True), *CFLAGS, "-c", str(src), "-o", str(obj)],
                    f"{src.name} failed to compile")
-        cc.link([str(obj)], tmp, sysroot)
+        cc.link([str(obj)], tmp, sysroot, libs)
+    elif is_cxx:
+        out = out_dir / src.stem
+        tmp = out_dir / f"{src.stem}.new"
+        lib = sysroot / "lib"
+        cc.run_gcc([*_compiler(src, sysroot, False), *CFLAGS, "-c", str(src), "-o", str(obj)],
+                   f"{src.name} failed to compile")
+        cc.run_gcc(["gcc", "-static", "-no-pie", "-nostdlib", f"-Wl,-T,{EH_FRAME_LDS}",
+                    str(lib / "crt1.o"), str(lib / "crti.o"), str(obj), f"-L{lib}",
+                    "-Wl,--start-group", *libs, "-lc", "-Wl,--end-group", str(lib / "crtn.o"),
+                    "-o", str(tmp)], "link failed")
     else:
         out = out_dir / src.stem
         tmp = out_dir / f"{src.stem}.new"
-        gcc = libc.require("plain") / "bin" / "musl-gcc"
+        gcc = sysroot / "bin" / "musl-gcc"
         cc.run_gcc([str(gcc), *CFLAGS, "-static", str(src), "-o", str(tmp)],
                    f"{src.name} failed to compile")
     os.replace(tmp, out)
