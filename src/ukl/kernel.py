@@ -106,8 +106,16 @@ def build(flavor: str) -> Path:
     return build_dir(flavor) / "arch/x86/boot/bzImage"
 
 
+# (name, object digest) -> bzImage, for links done by this process: the kernel
+# tree does not change under a running process, so a second link is redundant.
+_linked: dict[tuple[str, str], Path] = {}
+
+
 def link(app_object: Path, name: str) -> Path:
     """Relink the UKL kernel around an application object; return a private bzImage copy."""
+    key = (name, hashlib.sha256(app_object.read_bytes()).hexdigest())
+    if key in _linked and _linked[key].exists():
+        return _linked[key]
     dest = IMAGES / name
     with _locked("ukl"):
         configure("ukl")
@@ -118,4 +126,5 @@ def link(app_object: Path, name: str) -> Path:
                          (bdir / "vmlinux", dest / "vmlinux")):
             shutil.copyfile(src, dst.with_suffix(".tmp"))
             os.replace(dst.with_suffix(".tmp"), dst)
-    return dest / "bzImage"
+    _linked[key] = dest / "bzImage"
+    return _linked[key]
