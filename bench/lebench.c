@@ -8,6 +8,10 @@
  * Output: one JSON object per line on stdout:
  *   {"op": "read", "size": 256, "samples": [...], "min": m, "median": d, "count": n}
  *
+ * The fio_* operations are fio's QD1 latency test in miniature (paper section
+ * 5.4): random 4 KiB reads or writes with O_DIRECT on /dev/vda.  fio itself
+ * cannot be linked as a UKL program: it loads I/O engines with dlopen().
+ *
  * Usage: lebench [--quick] [OP...]   (no OP: all; --list prints the names)
  */
 #define _GNU_SOURCE
@@ -312,10 +316,44 @@ static void sizes(const char *op, op_fn fn, long iters)
 		measure(op, size, fn, size, iters, 15);
 }
 
+#define DISK "/dev/vda"
+#define DISK_BLOCKS (64 * 1024 * 1024 / PAGE)
+
+static unsigned long next_block(void)
+{
+	static unsigned long state = 12345;
+
+	state = state * 6364136223846793005UL + 1442695040888963407UL;
+	return (state >> 33) % DISK_BLOCKS;
+}
+
+/*
+ * The buffer is mmapped: direct I/O pins user pages, and a UKL program's
+ * static data lies in the kernel image, not in its address space's pages.
+ */
+static void op_fio(long write_op, long n)
+{
+	static int fd = -1;
+	static char *io;
+
+	if (fd < 0 && (fd = open(DISK, O_RDWR | O_DIRECT)) < 0)
+		die("open " DISK);
+	if (!io && (io = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0)) == MAP_FAILED)
+		die("mmap");
+	for (long i = 0; i < n; i++) {
+		off_t off = (off_t)next_block() * PAGE;
+		ssize_t done = write_op ? pwrite(fd, io, PAGE, off) : pread(fd, io, PAGE, off);
+
+		if (done != PAGE)
+			die(write_op ? "pwrite" : "pread");
+	}
+}
+
 static const char *const ops[] = {
 	"getppid", "clock_gettime", "read", "write", "udp", "tcp", "page_fault",
 	"mmap_munmap", "thread_create", "fork", "poll", "select", "epoll",
-	"context_switch", NULL
+	"context_switch", "fio_randread", "fio_randwrite", NULL
 };
 
 static void run(const char *op)
@@ -347,6 +385,10 @@ static void run(const char *op)
 		measure(op, NFDS, op_select, 0, 500, 15);
 	else if (!strcmp(op, "epoll"))
 		measure(op, NFDS, op_epoll, 0, 500, 15);
+	else if (!strcmp(op, "fio_randread"))
+		measure(op, PAGE, op_fio, 0, 20, 15);
+	else if (!strcmp(op, "fio_randwrite"))
+		measure(op, PAGE, op_fio, 1, 20, 15);
 	else if (!strcmp(op, "context_switch")) {
 		pid_t echo = start_echo();
 

@@ -1,7 +1,41 @@
-/* Time: clock_gettime, nanosleep and gettimeofday. */
+/*
+ * Time: clock_gettime, nanosleep and gettimeofday.  Then a seccomp filter
+ * makes the clock_gettime system call fail, to show which clocks are read
+ * without entering the kernel (the vDSO, or UKL's in-kernel copy of it).
+ */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
+
+/* Classic BPF and seccomp ABI (musl ships no kernel headers). */
+struct sock_filter { uint16_t code; uint8_t jt, jf; uint32_t k; };
+struct sock_fprog { unsigned short len; struct sock_filter *filter; };
+#define LD_W_ABS	0x20
+#define JEQ_K		0x15
+#define RET_K		0x06
+#define ARCH_X86_64	0xc000003e
+#define RET_ALLOW	0x7fff0000
+#define RET_ERRNO	0x00050000
+
+static int forbid_clock_gettime_syscall(void)
+{
+	struct sock_filter insns[] = {
+		{ LD_W_ABS, 0, 0, 4 },				/* seccomp_data.arch */
+		{ JEQ_K, 0, 3, ARCH_X86_64 },
+		{ LD_W_ABS, 0, 0, 0 },				/* seccomp_data.nr */
+		{ JEQ_K, 0, 1, SYS_clock_gettime },
+		{ RET_K, 0, 0, RET_ERRNO | EPERM },
+		{ RET_K, 0, 0, RET_ALLOW },
+	};
+	struct sock_fprog prog = { sizeof(insns) / sizeof(insns[0]), insns };
+
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, 2, &prog);
+}
 
 static double seconds(struct timespec t)
 {
@@ -34,5 +68,15 @@ int main(void)
 	printf("gettimeofday within 1 s of CLOCK_REALTIME: %s\n",
 	       tv.tv_sec + tv.tv_usec / 1e6 - seconds(real) < 1.0 ? "yes" : "no");
 	printf("the clock is past 2020: %s\n", real.tv_sec > 1577836800 ? "yes" : "no");
+	printf("invalid clock: %s\n",
+	       clock_gettime(12345, &now) == -1 && errno == EINVAL ? "EINVAL" : "unexpected");
+
+	if (forbid_clock_gettime_syscall()) {
+		perror("seccomp");
+		return 1;
+	}
+	printf("with the system call forbidden: CLOCK_MONOTONIC %s, CLOCK_PROCESS_CPUTIME_ID %s\n",
+	       clock_gettime(CLOCK_MONOTONIC, &now) ? strerror(errno) : "read",
+	       clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now) ? strerror(errno) : "read");
 	return 0;
 }

@@ -78,6 +78,15 @@ def test_time(runs):
     assert "nanosleep(50 ms) slept at least 50 ms: yes" in out
     assert "CLOCK_MONOTONIC went backwards 0 times in 10000 reads" in out
     assert "gettimeofday within 1 s of CLOCK_REALTIME: yes" in out
+    assert "invalid clock: EINVAL" in out
+
+
+@pytest.mark.parametrize("baseline", [False, True])
+def test_clock_is_read_without_a_system_call(runs, baseline):
+    """The vDSO (Linux), or its copy in kernel text (UKL): seccomp sees no clock_gettime call."""
+    assert runs("time", baseline=baseline).stdout.splitlines()[-1] == (
+        "with the system call forbidden: CLOCK_MONOTONIC read, "
+        "CLOCK_PROCESS_CPUTIME_ID Operation not permitted")
 
 
 @pytest.mark.parametrize("smp", [1, 2])

@@ -23,3 +23,14 @@ def test_quick_bench_is_deterministic_and_complete():
     assert (second_dir / "table.md").read_text().startswith("| operation")
     assert (second_dir / "plot.png").read_bytes()[:4] == b"\x89PNG"
     assert (bench.BENCH_DIR / "latest").resolve() == second_dir.resolve()
+
+
+def test_fio_style_direct_io_runs_on_a_virtio_disk():
+    ops = ["fio_randread", "fio_randwrite"]
+    run_dir = bench.run(ops=ops, quick=True)
+    results = json.loads((run_dir / "results.json").read_text())
+    for run in results["runs"]:
+        assert {r["op"] for r in run["rows"]} == set(ops)
+        assert all(r["min"] > 0 and r["size"] == 4096 for r in run["rows"])
+        assert "-drive file=" in run["qemu"]
+    assert "operations per second" in (run_dir / "table.md").read_text()

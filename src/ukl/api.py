@@ -49,14 +49,14 @@ def _probe_kvm(kernel_image: Path) -> bool:
 
 
 def boot(built: Built, args=(), smp: int = 1, timeout: float = DEFAULT_TIMEOUT,
-         icount: bool = False, stdout=None, stderr=None) -> Result:
+         icount: bool = False, stdout=None, stderr=None, disk: Path | None = None) -> Result:
     """Boot a built program; its stdout/stderr go to the given binary streams."""
     if smp < 1:
         raise UklError(f"--smp must be at least 1, not {smp}")
     work = RUNS / f"{built.name}-{built.flavor}"
     initrd = image.build(work, built.name, built.program, list(args), built.tools)
     accel = "tcg" if icount else qemu.choose_accel(lambda: _probe_kvm(built.kernel))
-    m = qemu.Machine(built.kernel, initrd, work, smp=smp, accel=accel, icount=icount)
+    m = qemu.Machine(built.kernel, initrd, work, smp=smp, accel=accel, icount=icount, disk=disk)
     result = qemu.boot(m, timeout, stdout=stdout, stderr=stderr)
     if result.failure:
         sys.stderr.write(f"--- console tail ({result.console}) ---\n{result.console_tail()}\n")

@@ -29,6 +29,7 @@ class Machine:
     accel: str = "tcg"
     cpu: str = "max"
     icount: bool = False
+    disk: Path | None = None        # raw image, attached as virtio-blk /dev/vda
     cmdline_extra: list[str] = field(default_factory=list)
 
     def serial(self, port: str) -> Path:
@@ -46,6 +47,8 @@ class Machine:
                 "-append", self.cmdline()]
         if self.icount:
             argv += ["-icount", "shift=0"]
+        if self.disk:
+            argv += ["-drive", f"file={self.disk},if=virtio,format=raw"]
         for port in (CONSOLE, STDOUT, STDERR, STATUS):
             argv += ["-serial", f"file:{self.serial(port)}"]
         return argv
