@@ -98,17 +98,23 @@ def _locked(flavor: str):
         yield
 
 
+# Flavors built, and (name, object digest) -> bzImage linked, by this process:
+# the kernel tree does not change under a running process, so redoing either
+# would only re-run make.
+_built: set[str] = set()
+_linked: dict[tuple[str, str], Path] = {}
+
+
 def build(flavor: str) -> Path:
     """Build the flavor's kernel (no application); return its bzImage."""
+    image = build_dir(flavor) / "arch/x86/boot/bzImage"
+    if flavor in _built and image.exists():
+        return image
     with _locked(flavor):
         configure(flavor)
         _make(flavor, f"build kernel ({flavor})", "bzImage")
-    return build_dir(flavor) / "arch/x86/boot/bzImage"
-
-
-# (name, object digest) -> bzImage, for links done by this process: the kernel
-# tree does not change under a running process, so a second link is redundant.
-_linked: dict[tuple[str, str], Path] = {}
+    _built.add(flavor)
+    return image
 
 
 def link(app_object: Path, name: str) -> Path:
@@ -117,6 +123,7 @@ def link(app_object: Path, name: str) -> Path:
     if key in _linked and _linked[key].exists():
         return _linked[key]
     dest = IMAGES / name
+    _built.discard("ukl")            # the build dir's vmlinux now holds this program
     with _locked("ukl"):
         configure("ukl")
         _make("ukl", f"link {name} into the kernel", f"UKL_APP={app_object.resolve()}", "bzImage")
