@@ -1,4 +1,5 @@
 """The library API that the CLI, the tests and the benchmarks all call."""
+import functools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,11 +29,17 @@ class Result:
     run_dir: Path
 
 
+@functools.cache
+def _guest_tools() -> dict[str, bytes]:
+    """Built once per process: examples/ does not change under a running process."""
+    return {tool: programs.build(tool, "baseline").read_bytes() for tool in GUEST_TOOLS}
+
+
 def build(program: str, baseline: bool = False) -> Built:
     """Build everything PROGRAM needs: C library, program, kernel (relinked for UKL)."""
     name = programs.name(program)
     libc.build("plain")
-    tools = {tool: programs.build(tool, "baseline").read_bytes() for tool in GUEST_TOOLS}
+    tools = _guest_tools()
     if baseline:
         binary = programs.build(program, "baseline")
         return Built(name, "baseline", kernel.build("baseline"), binary.read_bytes(), tools)

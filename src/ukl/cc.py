@@ -7,6 +7,7 @@ prefixed with ukl_ so that application and kernel names cannot collide.
 The kernel's own UKL interface (__ukl_*) and symbols the final link defines
 are the only things left undefined.
 """
+import functools
 import os
 import re
 import subprocess
@@ -37,10 +38,18 @@ def run_gcc(cmd: list[str], failure: str):
         raise UklError(f"{failure}: {first_error(res.stderr)}")
 
 
+@functools.cache
+def _gcc_include() -> str:
+    return capture(["gcc", "-print-file-name=include"]).strip()
+
+
+def libc_includes(sysroot: Path) -> list[str]:
+    """Only SYSROOT's C headers and gcc's own (stddef.h, ...), never the host's."""
+    return ["-nostdinc", "-isystem", str(sysroot / "include"), "-isystem", _gcc_include()]
+
+
 def gcc_command(sysroot: Path) -> list[str]:
-    gcc_include = capture(["gcc", "-print-file-name=include"]).strip()
-    return ["gcc", *libc.UKL_CFLAGS, "-nostdinc", "-isystem", str(sysroot / "include"),
-            "-isystem", gcc_include]
+    return ["gcc", *libc.UKL_CFLAGS, *libc_includes(sysroot)]
 
 
 def _split_output(args: list[str]) -> tuple[list[str], str]:

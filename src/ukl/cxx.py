@@ -10,18 +10,16 @@ import os
 import shutil
 from pathlib import Path
 
-from . import fetch, libc, series
+from . import cc, fetch, libc, series
 from .layout import OUT
-from .proc import capture, run
+from .proc import run
 
 ROOT = OUT / "cxx"
 BUILD = OUT / "cxx-build"
 
 
 def _flags(sysroot: Path, kheaders: Path) -> str:
-    gcc_include = capture(["gcc", "-print-file-name=include"]).strip()
-    return " ".join([*libc.UKL_CFLAGS, "-nostdinc", "-isystem", str(sysroot / "include"),
-                     "-isystem", str(kheaders), "-isystem", gcc_include])
+    return " ".join([*libc.UKL_CFLAGS, *cc.libc_includes(sysroot), "-isystem", str(kheaders)])
 
 
 def _kernel_headers() -> Path:

@@ -33,9 +33,7 @@ def name(program: str) -> str:
 
 
 def _compiler(src: Path, sysroot: Path, ukl: bool) -> list[str]:
-    base = cc.gcc_command(sysroot) if ukl else \
-        ["gcc", "-nostdinc", "-isystem", str(sysroot / "include"),
-         "-isystem", cc.capture(["gcc", "-print-file-name=include"]).strip()]
+    base = cc.gcc_command(sysroot) if ukl else ["gcc", *cc.libc_includes(sysroot)]
     if src.suffix == ".cpp":
         return ["g++", *cxx.compile_flags(), *base[1:]]
     return base
