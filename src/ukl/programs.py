@@ -39,38 +39,36 @@ def _compiler(src: Path, sysroot: Path, ukl: bool) -> list[str]:
     return base
 
 
+def _link_baseline_cxx(obj: Path, out: Path, sysroot: Path):
+    lib = sysroot / "lib"
+    cc.run_gcc(["gcc", "-static", "-no-pie", "-nostdlib", f"-Wl,-T,{EH_FRAME_LDS}",
+                str(lib / "crt1.o"), str(lib / "crti.o"), str(obj), f"-L{lib}",
+                "-Wl,--start-group", *cxx.libraries(), "-lc", "-Wl,--end-group",
+                str(lib / "crtn.o"), "-o", str(out)], "link failed")
+
+
 def build(program: str, flavor: str) -> Path:
     """Compile PROGRAM; 'ukl' gives a UKL object, 'baseline' a static musl executable."""
     src = source(program)
-    is_cxx = src.suffix == ".cpp"
+    ukl, is_cxx = flavor == "ukl", src.suffix == ".cpp"
     if is_cxx:
         cxx.build()
     out_dir = PROGRAMS / flavor
     out_dir.mkdir(parents=True, exist_ok=True)
-    sysroot = libc.require("ukl" if flavor == "ukl" else "plain")
-    obj = out_dir / f"{src.stem}.c.o"
-    libs = cxx.libraries() if is_cxx else []
-    if flavor == "ukl":
-        out = out_dir / f"{src.stem}.o"
-        tmp = out_dir / f"{src.stem}.o.new"
-        cc.run_gcc([*_compiler(src, sysroot, True), *CFLAGS, "-c", str(src), "-o", str(obj)],
-                   f"{src.name} failed to compile")
-        cc.link([str(obj)], tmp, sysroot, libs)
-    elif is_cxx:
-        out = out_dir / src.stem
-        tmp = out_dir / f"{src.stem}.new"
-        lib = sysroot / "lib"
-        cc.run_gcc([*_compiler(src, sysroot, False), *CFLAGS, "-c", str(src), "-o", str(obj)],
-                   f"{src.name} failed to compile")
-        cc.run_gcc(["gcc", "-static", "-no-pie", "-nostdlib", f"-Wl,-T,{EH_FRAME_LDS}",
-                    str(lib / "crt1.o"), str(lib / "crti.o"), str(obj), f"-L{lib}",
-                    "-Wl,--start-group", *libs, "-lc", "-Wl,--end-group", str(lib / "crtn.o"),
-                    "-o", str(tmp)], "link failed")
-    else:
-        out = out_dir / src.stem
-        tmp = out_dir / f"{src.stem}.new"
+    sysroot = libc.require("ukl" if ukl else "plain")
+    out = out_dir / (f"{src.stem}.o" if ukl else src.stem)
+    tmp = out.with_name(out.name + ".new")
+    if not ukl and not is_cxx:
         gcc = sysroot / "bin" / "musl-gcc"
         cc.run_gcc([str(gcc), *CFLAGS, "-static", str(src), "-o", str(tmp)],
                    f"{src.name} failed to compile")
+    else:
+        obj = out_dir / f"{src.name}.o"
+        cc.run_gcc([*_compiler(src, sysroot, ukl), *CFLAGS, "-c", str(src), "-o", str(obj)],
+                   f"{src.name} failed to compile")
+        if ukl:
+            cc.link([str(obj)], tmp, sysroot, cxx.libraries() if is_cxx else [])
+        else:
+            _link_baseline_cxx(obj, tmp, sysroot)
     os.replace(tmp, out)
     return out
