@@ -47,10 +47,19 @@ def test_children_run_as_ordinary_ring3_processes(runs):
 
 
 def test_stacks_grow_at_ring0(runs):
-    assert runs("stack").stdout.splitlines() == [
+    assert runs("stack").stdout.splitlines()[:3] == [
         "main stack: 2045 frames of 4 KB",
         "main stack VMA is at least 8 MB: yes",
         "thread stack: 253 frames of 4 KB"]
+
+
+@pytest.mark.parametrize("smp", [1, 2])
+def test_interrupts_never_push_on_the_app_stack(runs, smp):
+    """docs/design.md "Stacks": at CPL0 every interrupt arrives on the UKL entry stack."""
+    assert runs("stack", smp=smp).stdout.splitlines()[3:] == [
+        "timer interrupts while RSP sat 64 bytes above a missing page: at least 5",
+        "the 64 bytes below RSP are unchanged: yes",
+        "the page below is still not present: yes"]
 
 
 def test_eight_threads_synchronise(runs):
