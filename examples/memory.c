@@ -1,6 +1,7 @@
 /*
  * Anonymous mmap, a file-backed MAP_SHARED mapping whose writes read() sees,
  * and mprotect(PROT_NONE) followed by an access, which must raise SIGSEGV.
+ * Finally, the stack top must be randomised, as exec does for any program.
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -15,6 +16,22 @@ static sigjmp_buf fault;
 static void on_segv(int sig)
 {
 	siglongjmp(fault, 1);
+}
+
+/* As for any exec, the stack top is randomised (STACK_TOP is 0x7ffffffff000). */
+static void print_stack_randomised(void)
+{
+	unsigned long start, end, stack_end = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
+			stack_end = end;
+	if (f)
+		fclose(f);
+	printf("stack top randomised: %s\n",
+	       stack_end && stack_end != 0x7ffffffff000UL ? "yes" : "no");
 }
 
 int main(void)
@@ -43,5 +60,6 @@ int main(void)
 	} else {
 		printf("PROT_NONE access raised SIGSEGV\n");
 	}
+	print_stack_randomised();
 	return 0;
 }

@@ -33,6 +33,10 @@ def test_kernel_pointers_outside_the_image_fault(runs):
         assert lines and all(line.endswith("Bad address") for line in lines), bad
 
 
+def test_exec_randomises_the_stack_top(runs):
+    assert "stack top randomised: yes" in runs("memory").stdout
+
+
 def test_exit_runs_atexit_and_flushes(runs):
     out = runs("atexit").stdout
     assert out.index("runs first") < out.index("runs last")
