@@ -36,18 +36,19 @@ static unsigned long grow(unsigned long bytes)
 	return recurse(&top, bytes);
 }
 
-static long vm_stack_kb(void)
+/* The number in the first line of PATH that matches FORMAT (one %ld), or -1. */
+static long proc_number(const char *path, const char *format)
 {
-	char line[128];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
+	char line[512];
+	long value = -1;
+	FILE *f = fopen(path, "r");
 
 	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmStk: %ld kB", &kb) == 1)
+		if (sscanf(line, format, &value) == 1)
 			break;
 	if (f)
 		fclose(f);
-	return kb;
+	return value;
 }
 
 static void *thread_main(void *arg)
@@ -55,19 +56,10 @@ static void *thread_main(void *arg)
 	return (void *)grow(1 * MB);
 }
 
-/* Local timer interrupts taken so far by CPU 0. */
+/* Local timer interrupts taken so far by CPU 0 (the first column). */
 static long timer_interrupts(void)
 {
-	char line[512];
-	long count = -1;
-	FILE *f = fopen("/proc/interrupts", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, " LOC: %ld", &count) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return count;
+	return proc_number("/proc/interrupts", " LOC: %ld");
 }
 
 /* Spin with RSP at sp, touching no memory. */
@@ -123,7 +115,8 @@ int main(void)
 	if (setrlimit(RLIMIT_STACK, &lim))
 		perror("setrlimit");
 	printf("main stack: %lu frames of 4 KB\n", grow(8 * MB));
-	printf("main stack VMA is at least 8 MB: %s\n", vm_stack_kb() >= 8192 ? "yes" : "no");
+	printf("main stack VMA is at least 8 MB: %s\n",
+	       proc_number("/proc/self/status", "VmStk: %ld kB") >= 8192 ? "yes" : "no");
 
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 2 * MB);
