@@ -7,7 +7,7 @@ SUDO=
 $SUDO apt-get update -q
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
 	build-essential binutils flex bison bc libelf-dev libssl-dev ccache \
-	qemu-system-x86 xz-utils dpkg-dev git perl python3 python3-venv python3-pip \
+	qemu-system-x86 xz-utils rsync dpkg-dev git perl python3 python3-venv python3-pip \
 	g++ cmake ninja-build
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip

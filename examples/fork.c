@@ -1,7 +1,7 @@
 /*
  * fork: the child writes to its copies and exits with a status that the
- * parent collects.  Under UKL the program's linked data (globals) lives in
- * the kernel image and is shared; stack, heap and mappings are copied.
+ * parent collects.  Every process owns its globals, stack, heap and
+ * mappings, under UKL as on Linux: the child's writes stay in the child.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@ def test_quick_bench_is_deterministic_and_complete():
     second_dir = bench.run(ops=ops, quick=True)
     second = json.loads((second_dir / "results.json").read_text())
 
-    assert [r["config"] for r in first["runs"]] == ["baseline", "ukl"]
+    assert [r["config"] for r in first["runs"]] == ["baseline", "ukl", "cpl3-on-ukl"]
     for run_a, run_b in zip(first["runs"], second["runs"]):
         assert run_a["metric"] == "guest instructions"
         a = {(r["op"], r["size"]): r for r in run_a["rows"]}

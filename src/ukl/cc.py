@@ -1,11 +1,10 @@
 """ukl-cc: a C compiler driver that builds an unmodified program for UKL.
 
-Compiling works like gcc, with the UKL code model and the UKL C library's
-headers.  Linking produces a relocatable object instead of an executable:
-crt, program and libc partially linked (app.lds), checked, and every symbol
-prefixed with ukl_ so that application and kernel names cannot collide.
-The kernel's own UKL interface (__ukl_*) and symbols the final link defines
-are the only things left undefined.
+Compiling works like gcc, with the UKL C library's headers and no red zone.
+Linking produces a relocatable object instead of an executable: crt, program
+and libc partially linked and checked.  Only the kernel's UKL interface
+(__ukl_*) is left undefined; `ukl` resolves it against the kernel it boots
+(see kernel.link_app).
 """
 import functools
 import os
@@ -18,15 +17,16 @@ from . import libc
 from .errors import UklError
 from .proc import capture, first_error, need
 
-APP_LDS = Path(__file__).with_name("app.lds")
-PREFIX = "ukl_"
+# The bounds of .eh_frame that the bare-metal libunwind scans, for C++.
+EH_FRAME_LDS = Path(__file__).with_name("eh_frame.lds")
 KERNEL_ABI = "__ukl_"
-# Defined by the final (vmlinux) link; GCC references it from TLS code.
-LINKER_PROVIDED = {"_GLOBAL_OFFSET_TABLE_"}
+# Defined by the final link of the executable.
+LINKER_PROVIDED = {"_GLOBAL_OFFSET_TABLE_", "__eh_frame_start", "__eh_frame_end",
+                   "__eh_frame_hdr_start", "__eh_frame_hdr_end", "__dso_handle"}
 COMPILE_ONLY = {"-c", "-S", "-E", "-M", "-MM"}
 
 
-def _keeps_name(symbol: str) -> bool:
+def _left_for_final_link(symbol: str) -> bool:
     return symbol.startswith(KERNEL_ABI) or symbol in LINKER_PROVIDED
 
 
@@ -79,7 +79,7 @@ DYNAMIC_LOADING = {"dlopen", "dlsym", "dladdr", "dlinfo", "dlclose", "dlmopen", 
 
 def check_undefined(obj: Path):
     missing = sorted(s for s, kind in undefined_symbols(obj).items()
-                     if kind == "U" and not _keeps_name(s))
+                     if kind == "U" and not _left_for_final_link(s))
     if not missing:
         return
     more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
@@ -103,33 +103,19 @@ def check_no_syscall_instruction(obj: Path):
                            f"UKL; use the C library's syscall()")
 
 
-def prefix_symbols(obj: Path, output: Path):
-    kernel_abi = [s for s in undefined_symbols(obj) if _keeps_name(s)]
-    renames = output.with_suffix(".renames")
-    renames.write_text("".join(f"{PREFIX}{s} {s}\n" for s in kernel_abi))
-    tmp = output.with_suffix(".tmp")
-    capture(["objcopy", f"--prefix-symbols={PREFIX}", str(obj), str(tmp)])
-    capture(["objcopy", f"--redefine-syms={renames}", str(tmp)])
-    renames.unlink()
-    os.replace(tmp, output)
-
-
 def link(args: list[str], output: Path, sysroot: Path, libs: list[str] = ()):
-    """Partially link crt, ARGS, LIBS and libc into OUTPUT, checked and prefixed."""
+    """Partially link crt, ARGS, LIBS and libc into OUTPUT, checked."""
     lib = sysroot / "lib"
     partial = output.with_name(output.name + ".r.o")
-    # --force-group-allocation: merge C++ COMDAT groups now, so that no
-    # section is left outside the .ukl.* ones that vmlinux.lds places.
     cmd = [*gcc_command(sysroot), "-nostdlib", "-nostartfiles", "-static", "-no-pie",
-           "-Wl,-r", "-Wl,--force-group-allocation", f"-Wl,-T,{APP_LDS}",
-           str(lib / "crt1.o"), str(lib / "crti.o"), *args, f"-L{lib}",
+           "-Wl,-r", str(lib / "crt1.o"), str(lib / "crti.o"), *args, f"-L{lib}",
            "-Wl,--start-group", *libs, "-lc", "-Wl,--end-group",
            str(lib / "crtn.o"), "-o", str(partial)]
     run_gcc(cmd, "link failed")
     try:
         check_undefined(partial)
         check_no_syscall_instruction(partial)
-        prefix_symbols(partial, output)
+        os.replace(partial, output)
     finally:
         partial.unlink(missing_ok=True)
 

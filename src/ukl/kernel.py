@@ -6,7 +6,7 @@ import shutil
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import series
+from . import cc, series
 from .errors import UklError
 from .layout import IMAGES, KBUILD, KERNEL_CONFIGS, OUT
 from .proc import run
@@ -100,7 +100,8 @@ def _locked(flavor: str):
 
 # Flavors built, and (name, object digest) -> bzImage linked, by this process:
 # the kernel tree does not change under a running process, so redoing either
-# would only re-run make.
+# would only re-run make.  Only the baseline's bzImage is used as built; UKL
+# programs get a copy of the UKL one linked around them.
 _built: set[str] = set()
 _linked: dict[tuple[str, str], Path] = {}
 
@@ -117,18 +118,55 @@ def build(flavor: str) -> Path:
     return image
 
 
+def _ukl_interface(bdir: Path) -> dict[str, int]:
+    """The kernel's UKL interface: its __ukl_* functions, by address."""
+    abi = {}
+    for line in (bdir / "System.map").read_text().splitlines():
+        addr, kind, symbol = line.split()
+        if symbol.startswith("__ukl_") and kind in "Tt":
+            abi[symbol] = int(addr, 16)
+    return abi
+
+
+def _link_executable(app_object: Path, exe: Path, abi: dict[str, int]):
+    """The program as a static executable at the usual 4 MiB, calling into the kernel."""
+    cc.run_gcc(["gcc", "-static", "-no-pie", "-nostdlib", f"-Wl,-T,{cc.EH_FRAME_LDS}",
+                "-Wl,-z,max-page-size=4096", "-Wl,-z,noexecstack", "-Wl,--build-id=none",
+                str(app_object), *(f"-Wl,--defsym={s}={a:#x}" for s, a in abi.items()),
+                "-o", str(exe)], f"linking {exe.name} against the kernel failed")
+
+
+def _image_object(exe: Path, obj: Path):
+    """An object whose .ukl.image section holds the executable, for vmlinux."""
+    src = obj.with_suffix(".S")
+    src.write_text(f'\t.section .ukl.image, "a"\n\t.balign 4096\n\t.incbin "{exe}"\n')
+    cc.run_gcc(["gcc", "-c", str(src), "-o", str(obj)], "wrapping the application failed")
+
+
 def link(app_object: Path, name: str) -> Path:
-    """Relink the UKL kernel around an application object; return a private bzImage copy."""
+    """Link the application and the UKL kernel around it; return a private bzImage copy.
+
+    The application is linked first, as a static executable that calls the
+    kernel's __ukl_* functions at their addresses in the built kernel; then
+    vmlinux is relinked with the executable in its image.  Kernel text comes
+    before the image, so those addresses cannot move: checked after the link."""
     key = (name, hashlib.sha256(app_object.read_bytes()).hexdigest())
     if key in _linked and _linked[key].exists():
         return _linked[key]
     dest = IMAGES / name
-    _built.discard("ukl")            # the build dir's vmlinux now holds this program
+    dest.mkdir(parents=True, exist_ok=True)
+    if "ukl" not in _built:          # once per process: the kernel is up to date
+        build("ukl")
+    bdir = build_dir("ukl")
     with _locked("ukl"):
-        configure("ukl")
-        _make("ukl", f"link {name} into the kernel", f"UKL_APP={app_object.resolve()}", "bzImage")
-        bdir = build_dir("ukl")
-        dest.mkdir(parents=True, exist_ok=True)
+        abi = _ukl_interface(bdir)
+        exe, image = dest / "app.elf", dest / "app-image.o"
+        _link_executable(app_object, exe, abi)
+        _image_object(exe, image)
+        _make("ukl", f"link {name} into the kernel", f"UKL_APP={image}", "bzImage")
+        moved = sorted(s for s, a in _ukl_interface(bdir).items() if abi.get(s) != a)
+        if moved:
+            raise UklError(f"kernel symbol {moved[0]} moved when {name} was linked in")
         for src, dst in ((bdir / "arch/x86/boot/bzImage", dest / "bzImage"),
                          (bdir / "vmlinux", dest / "vmlinux")):
             shutil.copyfile(src, dst.with_suffix(".tmp"))

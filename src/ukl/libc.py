@@ -9,11 +9,10 @@ from .errors import UklError
 from .layout import OUT, SYSROOTS
 from .proc import run
 
-# Code that runs at CPL0 inside the kernel image: kernel code model, no red
-# zone (interrupts push onto the application stack), stack protector on %fs.
-UKL_CFLAGS = ["-mcmodel=kernel", "-mno-red-zone", "-fno-pic", "-fno-pie",
-              "-mstack-protector-guard=tls", "-mstack-protector-guard-reg=fs",
-              "-mstack-protector-guard-offset=40"]
+# UKL code is an ordinary static executable's code (small code model, linked
+# at a low user address), without a red zone: a system call is a `call`
+# hidden in inline assembly, which writes below %rsp.
+UKL_CFLAGS = ["-mno-red-zone", "-fno-pie"]
 
 
 
@@ -43,10 +42,8 @@ def build(flavor: str) -> Path:
          f"--enable-wrapper={wrapper}"], f"configure musl ({flavor})", f"musl-{flavor}",
         cwd=bdir, env=env)
     jobs = (os.cpu_count() or 1) + 1
-    # The PIC start files (Scrt1.o, rcrt1.o) cannot use the kernel code model.
-    only = ["CRT_LIBS=lib/crt1.o lib/crti.o lib/crtn.o"] if flavor == "ukl" else []
-    run(["make", f"-j{jobs}", *only], f"build musl ({flavor})", f"musl-{flavor}", cwd=bdir)
-    run(["make", "install", *only], f"install musl ({flavor})", f"musl-{flavor}", cwd=bdir)
+    run(["make", f"-j{jobs}"], f"build musl ({flavor})", f"musl-{flavor}", cwd=bdir)
+    run(["make", "install"], f"install musl ({flavor})", f"musl-{flavor}", cwd=bdir)
     stamp.write_text(digest)
     return root
 

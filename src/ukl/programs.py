@@ -8,8 +8,6 @@ from .layout import EXAMPLES, PROGRAMS
 
 CFLAGS = ["-O2", "-Wall"]
 SUFFIXES = (".c", ".cpp")
-# Baseline C++: the same bounds of .eh_frame that app.lds gives UKL programs.
-EH_FRAME_LDS = Path(__file__).with_name("eh_frame.lds")
 
 
 def examples() -> list[str]:
@@ -41,7 +39,7 @@ def _compiler(src: Path, sysroot: Path, ukl: bool) -> list[str]:
 
 def _link_baseline_cxx(obj: Path, out: Path, sysroot: Path):
     lib = sysroot / "lib"
-    cc.run_gcc(["gcc", "-static", "-no-pie", "-nostdlib", f"-Wl,-T,{EH_FRAME_LDS}",
+    cc.run_gcc(["gcc", "-static", "-no-pie", "-nostdlib", f"-Wl,-T,{cc.EH_FRAME_LDS}",
                 str(lib / "crt1.o"), str(lib / "crti.o"), str(obj), f"-L{lib}",
                 "-Wl,--start-group", *cxx.libraries(), "-lc", "-Wl,--end-group",
                 str(lib / "crtn.o"), "-o", str(out)], "link failed")

@@ -13,7 +13,7 @@ from .image import CONSOLE, STATUS, STDERR, STDOUT
 from .layout import OUT
 from .proc import need
 
-FAILURE_PATTERNS = [r"Kernel panic", r"Oops:", r"\bBUG:", r"general protection fault",
+FAILURE_PATTERNS = [r"Kernel panic", r"Oops:", r"\bBUG:", r"general protection fault(?! ip:)",
                     r"WARNING:", r"Unable to handle kernel", r"double fault"]
 CONSOLE_TAIL = 25
 

@@ -27,8 +27,12 @@ def _component(name: str):
     return COMPONENTS[name]
 
 
+COVER_LETTER = "0000-cover-letter.patch"
+
+
 def patches(name: str) -> list[Path]:
-    return sorted(_component(name)[1].glob("*.patch"))
+    """The series in order; a cover letter describes it and is not applied."""
+    return sorted(p for p in _component(name)[1].glob("*.patch") if p.name != COVER_LETTER)
 
 
 def series_hash(name: str) -> str:
@@ -111,7 +115,7 @@ def export(name: str) -> list[Path]:
     shutil.rmtree(staging, ignore_errors=True)
     _git(path, "format-patch", "-q", "--no-signature", "--zero-commit",
          "-o", str(staging), "upstream..HEAD")
-    for old in out_dir.glob("*.patch"):
+    for old in patches(name):
         old.unlink()
     out_dir.mkdir(parents=True, exist_ok=True)
     for new in sorted(staging.glob("*.patch")):
