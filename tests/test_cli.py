@@ -78,3 +78,9 @@ def test_dynamic_loading_fails_at_link_time(tmp_path):
                    "int main(void) { return dlopen(\"x.so\", RTLD_NOW) != 0; }\n")
     assert_one_line_error(ukl("build", str(src)), "undefined symbol dlopen",
                           "cannot load code at run time")
+
+
+def test_disabling_interrupts_is_refused(tmp_path):
+    src = tmp_path / "cli.c"
+    src.write_text("int main(void) { __asm__ volatile(\"cli; sti\"); return 0; }\n")
+    assert_one_line_error(ukl("build", str(src)), "main disables interrupts")

@@ -62,3 +62,10 @@ def test_a_tracer_cannot_change_the_privilege_level(runs):
     assert base.stdout.splitlines() == ["SETREGS with the values read: ok",
                                         "CS kept at 0x33: ok", "EFLAGS.NT set: ok",
                                         "EFLAGS.TF set: ok", "child exited with 7"]
+
+
+@pytest.mark.parametrize("smp", [1, 2])
+def test_signals_never_land_in_kernel_entry_code(runs, smp):
+    """docs/design.md: "cli; call __ukl_syscall" leaves no window for a lost cancellation."""
+    assert runs("sigwindow", smp=smp).stdout == (
+        "1000 signals delivered to a thread making system calls; 0 interrupted kernel code\n")

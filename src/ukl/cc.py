@@ -91,16 +91,27 @@ def check_undefined(obj: Path):
                    f"UKL C library provides it")
 
 
-def check_no_syscall_instruction(obj: Path):
-    """A SYSCALL at CPL0 would switch to the user GS base and crash the kernel."""
-    func = None
-    for line in capture(["objdump", "-d", "--no-show-raw-insn", str(obj)]).splitlines():
+def check_kernel_entries(obj: Path):
+    """A SYSCALL at CPL0 would switch to the user GS base and crash the kernel, and
+    the kernel relies on UKL code disabling interrupts only for `cli; call
+    __ukl_syscall` (see arch_enter_from_user_mode() in the kernel series)."""
+    func, after_cli = None, None
+    for line in capture(["objdump", "-dr", "--no-show-raw-insn", str(obj)]).splitlines():
         m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
         if m:
             func = m.group(1)
         elif re.search(r"\tsyscall\s*$", line):
             raise UklError(f"{func} uses the SYSCALL instruction, which cannot run under "
                            f"UKL; use the C library's syscall()")
+        elif after_cli is not None:
+            after_cli.append(line)
+            if "R_X86_64" in line or len(after_cli) > 2:
+                if not ("\tcall" in after_cli[0] and "__ukl_syscall" in line):
+                    raise UklError(f"{func} disables interrupts, which UKL code may do only "
+                                   f"to enter the kernel (cli; call __ukl_syscall)")
+                after_cli = None
+        elif re.search(r"\tcli\s*$", line):
+            after_cli = []
 
 
 def link(args: list[str], output: Path, sysroot: Path, libs: list[str] = ()):
@@ -114,7 +125,7 @@ def link(args: list[str], output: Path, sysroot: Path, libs: list[str] = ()):
     run_gcc(cmd, "link failed")
     try:
         check_undefined(partial)
-        check_no_syscall_instruction(partial)
+        check_kernel_entries(partial)
         os.replace(partial, output)
     finally:
         partial.unlink(missing_ok=True)
