@@ -55,9 +55,9 @@ def test_only_a_privileged_caller_starts_the_image(runs):
 def test_a_tracer_cannot_change_the_privilege_level(runs):
     ukl, base = runs("ptraceregs"), runs("ptraceregs", baseline=True)
     assert ukl.stdout.splitlines() == ["SETREGS with the values read: ok",
-                                       "CS changed to 0x33: Input/output error",
-                                       "EFLAGS.NT set: Input/output error",
-                                       "EFLAGS.TF set: Input/output error",
+                                       "CS changed to 0x33: I/O error",
+                                       "EFLAGS.NT set: I/O error",
+                                       "EFLAGS.TF set: I/O error",
                                        "child exited with 7"]
     assert base.stdout.splitlines() == ["SETREGS with the values read: ok",
                                         "CS kept at 0x33: ok", "EFLAGS.NT set: ok",
