@@ -63,7 +63,11 @@ def boot(built: Built, args=(), smp: int = 1, timeout: float = DEFAULT_TIMEOUT,
     work = RUNS / f"{built.name}-{built.flavor}"
     initrd = image.build(work, built.name, built.program, list(args), built.tools)
     accel = "tcg" if icount else qemu.choose_accel(lambda: _probe_kvm(built.kernel))
-    m = qemu.Machine(built.kernel, initrd, work, smp=smp, accel=accel, icount=icount, disk=disk)
+    # Measurements also fix the address-space layout, which otherwise moves
+    # page-table and fork costs by a few percent from boot to boot.
+    extra = ["norandmaps"] if icount else []
+    m = qemu.Machine(built.kernel, initrd, work, smp=smp, accel=accel, icount=icount, disk=disk,
+                     cmdline_extra=extra)
     result = qemu.boot(m, timeout, stdout=stdout, stderr=stderr)
     if result.failure:
         sys.stderr.write(f"--- console tail ({result.console}) ---\n{result.console_tail()}\n")
