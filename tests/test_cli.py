@@ -84,3 +84,10 @@ def test_disabling_interrupts_is_refused(tmp_path):
     src = tmp_path / "cli.c"
     src.write_text("int main(void) { __asm__ volatile(\"cli; sti\"); return 0; }\n")
     assert_one_line_error(ukl("build", str(src)), "main disables interrupts")
+
+
+def test_kernel_entry_without_cli_is_refused(tmp_path):
+    src = tmp_path / "nocli.c"
+    src.write_text("int main(void) { long r; __asm__ volatile(\"call __ukl_syscall\" : \"=a\"(r)"
+                   " : \"a\"(39) : \"rcx\", \"r11\", \"memory\"); return 0; }\n")
+    assert_one_line_error(ukl("build", str(src)), "main calls __ukl_syscall without the cli")

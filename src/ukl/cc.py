@@ -92,26 +92,30 @@ def check_undefined(obj: Path):
 
 
 def check_kernel_entries(obj: Path):
-    """A SYSCALL at CPL0 would switch to the user GS base and crash the kernel, and
-    the kernel relies on UKL code disabling interrupts only for `cli; call
-    __ukl_syscall` (see arch_enter_from_user_mode() in the kernel series)."""
-    func, after_cli = None, None
+    """UKL code enters the kernel only with `cli; call __ukl_syscall`: a SYSCALL at
+    CPL0 would switch to the user GS base and crash the kernel, and the kernel
+    relies on that exact sequence (atomic like SYSCALL, 6 bytes to rewind on a
+    restart, the only place where UKL code runs with interrupts off)."""
+    func, insns = None, []          # instructions of the current function, in order
     for line in capture(["objdump", "-dr", "--no-show-raw-insn", str(obj)]).splitlines():
         m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
         if m:
-            func = m.group(1)
-        elif re.search(r"\tsyscall\s*$", line):
-            raise UklError(f"{func} uses the SYSCALL instruction, which cannot run under "
-                           f"UKL; use the C library's syscall()")
-        elif after_cli is not None:
-            after_cli.append(line)
-            if "R_X86_64" in line or len(after_cli) > 2:
-                if not ("\tcall" in after_cli[0] and "__ukl_syscall" in line):
-                    raise UklError(f"{func} disables interrupts, which UKL code may do only "
-                                   f"to enter the kernel (cli; call __ukl_syscall)")
-                after_cli = None
-        elif re.search(r"\tcli\s*$", line):
-            after_cli = []
+            func, insns = m.group(1), []
+        elif "R_X86_64_" in line:
+            entry = insns[-2:] == ["cli", "call"]
+            if "__ukl_syscall" in line and not entry:
+                raise UklError(f"{func} calls __ukl_syscall without the cli before it")
+            if entry and "__ukl_syscall" not in line:
+                raise UklError(f"{func} disables interrupts, which UKL code may do only "
+                               f"to enter the kernel (cli; call __ukl_syscall)")
+        elif m := re.match(r"^\s+[0-9a-f]+:\t(\S+)", line):
+            insns.append(m.group(1))
+            if insns[-1] == "syscall":
+                raise UklError(f"{func} uses the SYSCALL instruction, which cannot run "
+                               f"under UKL; use the C library's syscall()")
+            if len(insns) > 1 and insns[-2] == "cli" and insns[-1] != "call":
+                raise UklError(f"{func} disables interrupts, which UKL code may do only "
+                               f"to enter the kernel (cli; call __ukl_syscall)")
 
 
 def link(args: list[str], output: Path, sysroot: Path, libs: list[str] = ()):
