@@ -16,7 +16,7 @@ GUEST_TOOLS = ["cpl"]
 @dataclass
 class Built:
     name: str
-    flavor: str          # "ukl" or "baseline"
+    flavor: str          # "baseline", "ukl" or another UKL kernel (kernel.FLAVORS)
     kernel: Path         # bzImage to boot
     program: bytes       # what goes to /app/<name>
     tools: dict          # ordinary executables for /bin, by name
@@ -45,7 +45,7 @@ def build(program: str, baseline: bool = False) -> Built:
         return Built(name, "baseline", kernel.build("baseline"), binary.read_bytes(), tools)
     libc.build("ukl")
     obj = programs.build(program, "ukl")
-    return Built(name, "ukl", kernel.link(obj, name), image.ukl_marker(name), tools)
+    return Built(name, kernel.ukl_flavor(), kernel.link(obj, name), image.ukl_marker(name), tools)
 
 
 def _probe_kvm(kernel_image: Path) -> bool:

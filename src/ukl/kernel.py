@@ -15,7 +15,18 @@ from .proc import run
 FLAVORS = {
     "baseline": ["qemu-guest.config"],
     "ukl": ["qemu-guest.config", "ukl.config"],
+    "ukl-debug": ["qemu-guest.config", "ukl.config", "debug.config"],
 }
+
+
+def ukl_flavor() -> str:
+    """The kernel UKL programs are linked into: `ukl`, or another UKL flavor
+    named by UKL_KERNEL (the debug kernel, which CI does not build)."""
+    flavor = os.environ.get("UKL_KERNEL", "ukl")
+    if flavor not in FLAVORS or flavor == "baseline":
+        raise UklError(f"unknown UKL kernel {flavor!r} in UKL_KERNEL; valid: "
+                       f"{', '.join(f for f in FLAVORS if f != 'baseline')}")
+    return flavor
 
 
 def _check_flavor(flavor: str):
@@ -98,12 +109,12 @@ def _locked(flavor: str):
         yield
 
 
-# Flavors built, and (name, object digest) -> bzImage linked, by this process:
+# Flavors built, and (name, flavor, object digest) -> bzImage linked, by this process:
 # the kernel tree does not change under a running process, so redoing either
 # would only re-run make.  Only the baseline's bzImage is used as built; UKL
 # programs get a copy of the UKL one linked around them.
 _built: set[str] = set()
-_linked: dict[tuple[str, str], Path] = {}
+_linked: dict[tuple[str, str, str], Path] = {}
 
 
 def build(flavor: str) -> Path:
@@ -150,20 +161,21 @@ def link(app_object: Path, name: str) -> Path:
     kernel's __ukl_* functions at their addresses in the built kernel; then
     vmlinux is relinked with the executable in its image.  Kernel text comes
     before the image, so those addresses cannot move: checked after the link."""
-    key = (name, hashlib.sha256(app_object.read_bytes()).hexdigest())
+    flavor = ukl_flavor()
+    key = (name, flavor, hashlib.sha256(app_object.read_bytes()).hexdigest())
     if key in _linked and _linked[key].exists():
         return _linked[key]
-    dest = IMAGES / name
+    dest = IMAGES / (name if flavor == "ukl" else f"{name}-{flavor}")
     dest.mkdir(parents=True, exist_ok=True)
-    if "ukl" not in _built:          # once per process: the kernel is up to date
-        build("ukl")
-    bdir = build_dir("ukl")
-    with _locked("ukl"):
+    if flavor not in _built:         # once per process: the kernel is up to date
+        build(flavor)
+    bdir = build_dir(flavor)
+    with _locked(flavor):
         abi = _ukl_interface(bdir)
         exe, image = dest / "app.elf", dest / "app-image.o"
         _link_executable(app_object, exe, abi)
         _image_object(exe, image)
-        _make("ukl", f"link {name} into the kernel", f"UKL_APP={image}", "bzImage")
+        _make(flavor, f"link {name} into the kernel", f"UKL_APP={image}", "bzImage")
         moved = sorted(s for s, a in _ukl_interface(bdir).items() if abi.get(s) != a)
         if moved:
             raise UklError(f"kernel symbol {moved[0]} moved when {name} was linked in")
