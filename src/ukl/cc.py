@@ -4,7 +4,7 @@ Compiling works like gcc, with the UKL C library's headers and no red zone.
 Linking produces a relocatable object instead of an executable: crt, program
 and libc partially linked and checked.  Only the kernel's UKL interface
 (__ukl_*) is left undefined; `ukl` resolves it against the kernel it boots
-(see kernel.link_app).
+(see kernel.link).
 """
 import functools
 import os
@@ -97,6 +97,8 @@ def check_kernel_entries(obj: Path):
     relies on that exact sequence (atomic like SYSCALL, 6 bytes to rewind on a
     restart, the only place where UKL code runs with interrupts off)."""
     func, insns = None, []          # instructions of the current function, in order
+    stray_cli = "{} disables interrupts, which UKL code may do only to enter the kernel " \
+                "(cli; call __ukl_syscall)"
     for line in capture(["objdump", "-dr", "--no-show-raw-insn", str(obj)]).splitlines():
         m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
         if m:
@@ -106,16 +108,14 @@ def check_kernel_entries(obj: Path):
             if "__ukl_syscall" in line and not entry:
                 raise UklError(f"{func} calls __ukl_syscall without the cli before it")
             if entry and "__ukl_syscall" not in line:
-                raise UklError(f"{func} disables interrupts, which UKL code may do only "
-                               f"to enter the kernel (cli; call __ukl_syscall)")
+                raise UklError(stray_cli.format(func))
         elif m := re.match(r"^\s+[0-9a-f]+:\t(\S+)", line):
             insns.append(m.group(1))
             if insns[-1] == "syscall":
                 raise UklError(f"{func} uses the SYSCALL instruction, which cannot run "
                                f"under UKL; use the C library's syscall()")
-            if len(insns) > 1 and insns[-2] == "cli" and insns[-1] != "call":
-                raise UklError(f"{func} disables interrupts, which UKL code may do only "
-                               f"to enter the kernel (cli; call __ukl_syscall)")
+            if insns[-2:-1] == ["cli"] and insns[-1] != "call":
+                raise UklError(stray_cli.format(func))
 
 
 def link(args: list[str], output: Path, sysroot: Path, libs: list[str] = ()):
