@@ -1,10 +1,11 @@
 """The library API that the CLI, the tests and the benchmarks all call."""
 import functools
 import sys
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import image, kernel, libc, programs, qemu
+from . import image, kernel, libc, net, programs, qemu
 from .errors import UklError
 from .layout import RUNS
 
@@ -15,16 +16,32 @@ GUEST_TOOLS = ["cpl"]
 
 @dataclass
 class Built:
-    name: str
+    program: programs.Program
     flavor: str          # "baseline", "ukl" or another UKL kernel (kernel.FLAVORS)
     kernel: Path         # bzImage to boot
-    program: bytes       # what goes to /app/<name>
+    binary: bytes        # what goes to /app/<name>
     tools: dict          # ordinary executables for /bin, by name
+
+    @property
+    def name(self) -> str:
+        return self.program.name
+
+
+@dataclass
+class Options:
+    """How to boot: everything but the program and its kernel."""
+    args: tuple = ()
+    smp: int = 1
+    timeout: float = DEFAULT_TIMEOUT
+    icount: bool = False
+    disk: Path | None = None
+    ports: list = field(default_factory=list)      # (host, guest) TCP ports
+    volumes: list = field(default_factory=list)    # (host path, guest path)
 
 
 @dataclass
 class Result:
-    status: int
+    status: int | None   # None when the host stopped the guest
     console: Path
     run_dir: Path
 
@@ -32,20 +49,22 @@ class Result:
 @functools.cache
 def _guest_tools() -> dict[str, bytes]:
     """Built once per process: examples/ does not change under a running process."""
-    return {tool: programs.build(tool, "baseline").read_bytes() for tool in GUEST_TOOLS}
+    return {tool: programs.build(programs.resolve(tool), "baseline").read_bytes()
+            for tool in GUEST_TOOLS}
 
 
-def build(program: str, baseline: bool = False) -> Built:
+def build(program: str | programs.Program, baseline: bool = False) -> Built:
     """Build everything PROGRAM needs: C library, program, kernel (relinked for UKL)."""
-    name = programs.name(program)
+    prog = programs.resolve(program) if isinstance(program, str) else program
     libc.build("plain")
     tools = _guest_tools()
     if baseline:
-        binary = programs.build(program, "baseline")
-        return Built(name, "baseline", kernel.build("baseline"), binary.read_bytes(), tools)
+        binary = programs.build(prog, "baseline")
+        return Built(prog, "baseline", kernel.build("baseline"), binary.read_bytes(), tools)
     libc.build("ukl")
-    obj = programs.build(program, "ukl")
-    return Built(name, kernel.ukl_flavor(), kernel.link(obj, name), image.ukl_marker(name), tools)
+    obj = programs.build(prog, "ukl")
+    return Built(prog, kernel.ukl_flavor(), kernel.link(obj, prog.name),
+                 image.ukl_marker(prog.name), tools)
 
 
 def _probe_kvm(kernel_image: Path) -> bool:
@@ -55,26 +74,106 @@ def _probe_kvm(kernel_image: Path) -> bool:
     return qemu.boot(m, timeout=15).failure is None
 
 
-def boot(built: Built, args=(), smp: int = 1, timeout: float = DEFAULT_TIMEOUT,
-         icount: bool = False, stdout=None, stderr=None, disk: Path | None = None) -> Result:
-    """Boot a built program; its stdout/stderr go to the given binary streams."""
-    if smp < 1:
-        raise UklError(f"--smp must be at least 1, not {smp}")
+def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
+    """The guest that boots BUILT: its initramfs written, its QEMU command decided.
+    Without ARGS the program gets its recipe's default arguments."""
+    if opts.smp < 1:
+        raise UklError(f"--smp must be at least 1, not {opts.smp}")
+    net.check_host_ports([h for h, _ in opts.ports])
+    prog = built.program
     work = RUNS / f"{built.name}-{built.flavor}"
-    initrd = image.build(work, built.name, built.program, list(args), built.tools)
-    accel = "tcg" if icount else qemu.choose_accel(lambda: _probe_kvm(built.kernel))
+    files = [(src, guest) for guest, src in prog.files.items()] + list(opts.volumes)
+    initrd = image.build(work, built.name, built.binary, list(opts.args or prog.args),
+                         built.tools, ports=[g for _, g in opts.ports], files=files,
+                         dirs=prog.dirs)
+    accel = "tcg" if opts.icount else qemu.choose_accel(lambda: _probe_kvm(built.kernel))
     # Measurements also fix the address-space layout, which otherwise moves
     # page-table and fork costs by a few percent from boot to boot.
-    extra = ["norandmaps"] if icount else []
-    m = qemu.Machine(built.kernel, initrd, work, smp=smp, accel=accel, icount=icount, disk=disk,
-                     cmdline_extra=extra)
-    result = qemu.boot(m, timeout, stdout=stdout, stderr=stderr)
+    extra = ["norandmaps"] if opts.icount else []
+    return qemu.Machine(built.kernel, initrd, work, smp=opts.smp, accel=accel,
+                        icount=opts.icount, disk=opts.disk, cmdline_extra=extra,
+                        ports=list(opts.ports))
+
+
+def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_ready=None,
+         stop: threading.Event | None = None) -> Result:
+    """Boot a built program; its stdout/stderr go to the given binary streams."""
+    m = machine(built, opts)
+    result = qemu.boot(m, opts.timeout, stdout=stdout, stderr=stderr, on_ready=on_ready,
+                       stop=stop)
     if result.failure:
         sys.stderr.write(f"--- console tail ({result.console}) ---\n{result.console_tail()}\n")
         raise UklError(f"{built.name} ({built.flavor}): {result.failure} [console: {result.console}]")
-    return Result(result.status, result.console, work)
+    return Result(result.status, result.console, m.workdir)
 
 
 def run(program: str, args=(), baseline: bool = False, smp: int = 1,
         timeout: float = DEFAULT_TIMEOUT, stdout=None, stderr=None) -> Result:
-    return boot(build(program, baseline), args, smp, timeout, stdout=stdout, stderr=stderr)
+    return boot(build(program, baseline), Options(tuple(args), smp, timeout),
+                stdout=stdout, stderr=stderr)
+
+
+class Server:
+    """A program booted in the background until it exits or is stopped:
+    `with Server(built, opts) as s:` returns once its ports listen."""
+
+    def __init__(self, built: Built, opts: Options, ready_timeout: float = 300.0):
+        self.built, self.opts, self.ready_timeout = built, opts, ready_timeout
+        self.ready, self.stop = threading.Event(), threading.Event()
+        self.stdout, self.stderr = _Buffer(), _Buffer()
+        self.result: Result | None = None
+        self.error: UklError | None = None
+        self.thread = threading.Thread(target=self._boot, daemon=True)
+
+    def _boot(self):
+        try:
+            self.result = boot(self.built, self.opts, self.stdout, self.stderr,
+                               on_ready=self.ready.set, stop=self.stop)
+        except UklError as e:
+            self.error = e
+        finally:
+            self.ready.set()
+
+    def __enter__(self) -> "Server":
+        self.thread.start()
+        if not self.ready.wait(self.ready_timeout):
+            self.stop.set()
+            self.thread.join()
+            raise UklError(f"{self.built.name} did not listen within {self.ready_timeout:.0f}s")
+        if self.error:
+            raise self.error
+        if self.result is not None:
+            raise UklError(f"{self.built.name} exited with {self.result.status} before it "
+                           f"listened: {self.stderr.text()[-300:]}")
+        return self
+
+    def wait(self, timeout: float) -> Result:
+        """The program's own exit (e.g. after a SHUTDOWN command)."""
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            raise UklError(f"{self.built.name} did not exit within {timeout:.0f}s")
+        if self.error:
+            raise self.error
+        return self.result
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
+class _Buffer:
+    """A binary stream the boot thread writes and the test reads."""
+
+    def __init__(self):
+        self.data, self.lock = bytearray(), threading.Lock()
+
+    def write(self, b: bytes):
+        with self.lock:
+            self.data += b
+
+    def flush(self):
+        pass
+
+    def text(self) -> str:
+        with self.lock:
+            return self.data.decode(errors="replace")

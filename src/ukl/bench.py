@@ -69,8 +69,8 @@ def _run_one(config: str, ops: list[str], quick: bool, icount: bool) -> dict:
     out, err = io.BytesIO(), io.BytesIO()
     args = (["--quick"] if quick else []) + (ops or operations())
     start = time.monotonic()
-    res = api.boot(built, args, icount=icount, timeout=1800, stdout=out, stderr=err,
-                   disk=_scratch_disk())
+    res = api.boot(built, api.Options(tuple(args), icount=icount, timeout=1800,
+                                      disk=_scratch_disk()), stdout=out, stderr=err)
     if res.status != 0:
         raise UklError(f"lebench on {config} exited with {res.status}: "
                        f"{err.getvalue().decode(errors='replace').strip()[-200:]}")
@@ -87,8 +87,8 @@ def run(configs=None, ops=None, quick=False, icount=True) -> Path:
     ops = ops or []
     _check(configs, list(CONFIGS), "configuration")
     _check(ops, operations(), "operation")
-    if "baseline" not in configs:
-        configs = ["baseline", *configs]          # always side by side with stock Linux
+    # Always side by side with stock Linux, which is the reference (first) column.
+    configs = ["baseline", *(c for c in dict.fromkeys(configs) if c != "baseline")]
     stamp = time.strftime("%Y%m%d-%H%M%S")
     dest = BENCH_DIR / stamp
     results = {"git": _git_rev(), "quick": quick, "icount": icount,
@@ -109,8 +109,14 @@ def _by_key(run: dict) -> dict:
     return {(r["op"], r["size"]): r for r in run["rows"]}
 
 
-def table(results: dict) -> str:
+def _baseline_first(results: dict) -> list[dict]:
+    """The runs with stock Linux first: every ratio is relative to it."""
     runs = results["runs"]
+    return sorted(runs, key=lambda r: r["config"] != "baseline")
+
+
+def table(results: dict) -> str:
+    runs = _baseline_first(results)
     base = _by_key(runs[0])
     others = runs[1:]
     unit = runs[0]["metric"]
@@ -148,7 +154,7 @@ def plot(results: dict, path: Path):
         import matplotlib.pyplot as plt
     except ImportError:
         raise UklError("matplotlib is missing: run ./setup.sh") from None
-    runs = results["runs"]
+    runs = _baseline_first(results)
     base = _by_key(runs[0])
     labels = [f"{op}/{size}" if size else op for op, size in base]
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(8, len(labels) * 0.25), 8))

@@ -1,10 +1,11 @@
 """ukl-cc: a C compiler driver that builds an unmodified program for UKL.
 
 Compiling works like gcc, with the UKL C library's headers and no red zone.
-Linking produces a relocatable object instead of an executable: crt, program
-and libc partially linked and checked.  Only the kernel's UKL interface
-(__ukl_*) is left undefined; `ukl` resolves it against the kernel it boots
-(see kernel.link).
+Linking produces an ordinary static executable that carries the UKL program:
+crt, program and the UKL libc partially linked and checked, in a section that
+is not loaded.  Only the kernel's UKL interface (__ukl_*) is left undefined in
+it; `ukl` resolves that against the kernel it boots (see kernel.link).
+`ukl-cc --baseline` builds the same program for stock Linux.
 """
 import functools
 import os
@@ -30,12 +31,19 @@ def _left_for_final_link(symbol: str) -> bool:
     return symbol.startswith(KERNEL_ABI) or symbol in LINKER_PROVIDED
 
 
-def run_gcc(cmd: list[str], failure: str):
-    """Run a compiler command; on failure show its messages and raise with the first error."""
+TRACE = re.compile(r"^.*: (reference to|definition of) \w+$", re.M)
+
+
+def run_gcc(cmd: list[str], failure: str) -> str:
+    """Run a compiler command and show its messages, except the linker's
+    symbol traces (-y), which it returns; on failure raise with the first error."""
     res = subprocess.run(cmd, capture_output=True, text=True)
+    shown = "".join(line for line in res.stderr.splitlines(keepends=True)
+                    if not TRACE.match(line))
+    sys.stderr.write(shown)
     if res.returncode != 0:
-        sys.stderr.write(res.stderr)
-        raise UklError(f"{failure}: {first_error(res.stderr)}")
+        raise UklError(f"{failure}: {first_error(shown)}")
+    return "\n".join(m.group(0) for m in TRACE.finditer(res.stderr))
 
 
 @functools.cache
@@ -74,7 +82,8 @@ def undefined_symbols(obj: Path) -> dict[str, str]:
     return syms
 
 
-DYNAMIC_LOADING = {"dlopen", "dlsym", "dladdr", "dlinfo", "dlclose", "dlmopen", "dlvsym"}
+# Linked like any libc function; they fail when called (see the musl series).
+DYNAMIC_LOADING = {"dlopen", "dlsym", "dladdr", "dlinfo", "dlclose"}
 
 
 def check_undefined(obj: Path):
@@ -83,10 +92,6 @@ def check_undefined(obj: Path):
     if not missing:
         return
     more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-    loading = sorted(DYNAMIC_LOADING & set(missing))
-    if loading:
-        raise UklError(f"undefined symbol {loading[0]}{more}: a UKL program is one static "
-                       f"image inside the kernel and cannot load code at run time")
     raise UklError(f"undefined symbol {missing[0]}{more}: neither the program nor the "
                    f"UKL C library provides it")
 
@@ -122,26 +127,99 @@ def link(args: list[str], output: Path, sysroot: Path, libs: list[str] = ()):
     """Partially link crt, ARGS, LIBS and libc into OUTPUT, checked."""
     lib = sysroot / "lib"
     partial = output.with_name(output.name + ".r.o")
+    traced = [f"-Wl,-y,{s}" for s in sorted(DYNAMIC_LOADING)]
     cmd = [*gcc_command(sysroot), "-nostdlib", "-nostartfiles", "-static", "-no-pie",
-           "-Wl,-r", str(lib / "crt1.o"), str(lib / "crti.o"), *args, f"-L{lib}",
+           "-Wl,-r", *traced, str(lib / "crt1.o"), str(lib / "crti.o"), *args, f"-L{lib}",
            "-Wl,--start-group", *libs, "-lc", "-Wl,--end-group",
            str(lib / "crtn.o"), "-o", str(partial)]
-    run_gcc(cmd, "link failed")
+    trace = run_gcc(cmd, "link failed")
     try:
         check_undefined(partial)
         check_kernel_entries(partial)
+        _warn_dynamic_loading(trace, lib)
         os.replace(partial, output)
     finally:
         partial.unlink(missing_ok=True)
 
 
+def _warn_dynamic_loading(trace: str, lib: Path):
+    """One line naming the dynamic-loading functions the program itself calls."""
+    used = sorted({m.group(1) for m in re.finditer(r"^(?!.*libc\.a\().*: reference to (\w+)$",
+                                                      trace, re.M)})
+    if used:
+        print(f"ukl-cc: warning: {', '.join(used)} linked: under UKL they fail at run time "
+              f"(a UKL program cannot load code)", file=sys.stderr)
+
+
+def link_host_executable(args: list[str], output: Path, sysroot: Path):
+    """An ordinary static executable from ARGS and SYSROOT's C library."""
+    lib = sysroot / "lib"
+    run_gcc(["gcc", *libc.UKL_CFLAGS, *libc_includes(sysroot), "-static", "-no-pie",
+             "-nostdlib", "-nostartfiles", str(lib / "crt1.o"), str(lib / "crti.o"), *args,
+             f"-L{lib}", "-Wl,--start-group", "-lc", "-Wl,--end-group", str(lib / "crtn.o"),
+             "-o", str(output)], "link failed")
+
+
+UKL_SECTION = ".ukl.object"
+
+
+def link_program(args: list[str], output: Path):
+    """What `ukl-cc -o OUTPUT` writes: an ordinary static executable of the
+    program (so configure scripts can run what they build) that carries the
+    checked UKL object in a non-loaded section for `ukl run`."""
+    ukl_obj = output.with_name(output.name + ".ukl.o")
+    host = output.with_name(output.name + ".host")
+    try:
+        link(args, ukl_obj, libc.require("ukl"))
+        link_host_executable(args, host, libc.require("plain"))
+        capture(["objcopy", "--add-section", f"{UKL_SECTION}={ukl_obj}",
+                 "--set-section-flags", f"{UKL_SECTION}=noload,readonly", str(host)])
+        os.replace(host, output)
+    finally:
+        ukl_obj.unlink(missing_ok=True)
+        host.unlink(missing_ok=True)
+
+
+# Build systems pass these for shared objects; a UKL program is one static
+# executable, so they become the ordinary (small code model, non-PIC) code.
+IGNORED = {"-fPIC", "-fpic", "-fPIE", "-fpie", "-pie", "-static-pie", "-rdynamic"}
+REFUSED = {
+    "-shared": "a UKL program is one static executable, not a shared library",
+    "-mred-zone": "kernel code has no red zone: interrupts and system calls write below %rsp",
+    "-mcmodel=kernel": "UKL programs run at user addresses (the default small code model)",
+    "-fsanitize=address": "the sanitizer run-time libraries are not available for UKL",
+    "-fsanitize=thread": "the sanitizer run-time libraries are not available for UKL",
+}
+# Arguments that ask gcc something instead of building.
+QUERIES = ("-v", "--version", "-dumpversion", "-dumpmachine", "-dumpspecs", "--help")
+
+
+def _flags(args: list[str]) -> list[str]:
+    for arg in args:
+        if arg in REFUSED:
+            raise UklError(f"{arg} cannot be used: {REFUSED[arg]}")
+    return [a for a in args if a not in IGNORED]
+
+
+def _is_query(args: list[str]) -> bool:
+    inputs = [a for a in args if not a.startswith("-") or a.startswith("-l")]
+    return any(a in QUERIES or a.startswith("-print-") for a in args) or not inputs
+
+
 def compile_or_link(args: list[str]) -> int:
+    """ukl-cc [--baseline] GCC-ARGS: like gcc, for UKL (or for the stock baseline)."""
     need("gcc")
-    sysroot = libc.require("ukl")
-    if COMPILE_ONLY & set(args):
-        return subprocess.call([*gcc_command(sysroot), *args])
+    baseline = "--baseline" in args
+    args = _flags([a for a in args if a != "--baseline"])
+    sysroot = libc.require("plain" if baseline else "ukl")
+    compile_cmd = (["gcc", *libc_includes(sysroot)] if baseline else gcc_command(sysroot))
+    if COMPILE_ONLY & set(args) or _is_query(args):
+        return subprocess.call([*compile_cmd, *args])
     rest, output = _split_output(args)
-    link(rest, Path(output), sysroot)
+    if baseline:
+        return subprocess.call([str(sysroot / "bin" / "musl-gcc"), "-static", "-no-pie",
+                                *rest, "-o", output])
+    link_program(rest, Path(output))
     return 0
 
 

@@ -1,9 +1,21 @@
 """The `ukl` command."""
 import argparse
+import shlex
+import signal
 import sys
 
-from . import api, bench, fetch, series
+from . import api, bench, fetch, net, series
 from .errors import UklError
+
+PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
+
+
+class Terminated(Exception):
+    """SIGTERM: stop the guest at once and exit 143, as SIGINT exits 130."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
 
 
 def _cpus(text: str) -> int:
@@ -28,16 +40,22 @@ def _parser() -> Parser:
     f.add_argument("names", nargs="*", help="pins to fetch (default: all)")
 
     b = sub.add_parser("build", help="build PROGRAM and the kernel it runs on")
-    b.add_argument("program", help="a name under examples/ or a path to a C file")
+    b.add_argument("program", help=PROGRAM_HELP)
     b.add_argument("--baseline", action="store_true", help="build for stock Linux instead")
 
     r = sub.add_parser("run", help="build and boot PROGRAM; exit with its exit status")
-    r.add_argument("program", help="a name under examples/ or a path to a C file")
+    r.add_argument("program", help=PROGRAM_HELP)
     r.add_argument("--baseline", action="store_true",
                    help="run as an ordinary static musl binary on the stock-Linux baseline")
     r.add_argument("--smp", type=_cpus, default=1, help="number of virtual CPUs (default 1)")
     r.add_argument("--timeout", type=float, default=api.DEFAULT_TIMEOUT,
                    help="seconds before the guest is killed (default %(default)s)")
+    r.add_argument("-p", dest="ports", action="append", default=[], metavar="HOST:GUEST",
+                   help="publish guest TCP port GUEST on the host's 127.0.0.1:HOST (repeatable)")
+    r.add_argument("-v", dest="volumes", action="append", default=[], metavar="HOSTPATH:GUESTPATH",
+                   help="copy a host file or directory into the guest (repeatable)")
+    r.add_argument("--dry-run", action="store_true",
+                   help="build everything and show the QEMU command, but do not boot")
 
     bn = sub.add_parser("bench", help="LEBench-style costs: every configuration beside Linux")
     bn.add_argument("--quick", action="store_true", help="few iterations (for tests)")
@@ -61,7 +79,26 @@ def _patches(action: str, component: str):
         for p in series.export(component):
             print(p)
     else:
-        print(series.checkpatch(component), end="")
+        report, errors = series.checkpatch(component)
+        print(report, end="")
+        if errors:
+            raise UklError(f"checkpatch found {errors} error(s) in the {component} series")
+
+
+def _run(args, prog_args):
+    ports = [net.parse_port(p) for p in args.ports]
+    opts = api.Options(tuple(prog_args), args.smp, args.timeout, ports=ports,
+                       volumes=[net.parse_volume(v) for v in args.volumes])
+    built = api.build(args.program, args.baseline)
+    if args.dry_run:
+        print(shlex.join(api.machine(built, opts).argv()))
+        return
+    published = ", ".join(f"127.0.0.1:{h} -> guest port {g}" for h, g in ports)
+    ready = lambda: print(f"ukl: {built.name} is ready: {published}", file=sys.stderr,
+                          flush=True)
+    result = api.boot(built, opts, stdout=sys.stdout.buffer, stderr=sys.stderr.buffer,
+                      on_ready=ready)
+    sys.exit(result.status)
 
 
 def main(argv=None):
@@ -71,6 +108,7 @@ def main(argv=None):
         cut = argv.index("--")
         argv, prog_args = argv[:cut], argv[cut + 1:]
     args = _parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         if args.command == "fetch":
             for name in args.names or [n for n in fetch.pins() if n != "apt"]:
@@ -79,9 +117,7 @@ def main(argv=None):
             built = api.build(args.program, args.baseline)
             print(built.kernel)
         elif args.command == "run":
-            result = api.run(args.program, prog_args, args.baseline, args.smp, args.timeout,
-                             stdout=sys.stdout.buffer, stderr=sys.stderr.buffer)
-            sys.exit(result.status)
+            _run(args, prog_args)
         elif args.command == "bench":
             split = lambda v: [x for x in v.split(",") if x]
             dest = bench.run(split(args.configs), split(args.ops), args.quick, not args.wall)
@@ -95,6 +131,9 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("ukl: interrupted", file=sys.stderr)
         sys.exit(130)
+    except Terminated:
+        print("ukl: terminated", file=sys.stderr)
+        sys.exit(143)
 
 
 if __name__ == "__main__":

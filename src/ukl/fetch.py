@@ -1,5 +1,6 @@
 """Fetch pinned Debian packages with apt's own clients, verify, and unpack."""
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -23,6 +24,11 @@ def pin(name: str) -> dict:
         return pins()[name]
     except KeyError:
         raise UklError(f"no pin named {name!r} in {PINS.name}") from None
+
+
+def pin_digest(*names: str) -> str:
+    """Changes whenever one of the named pins does: the key of everything built from them."""
+    return hashlib.sha256(json.dumps([pin(n) for n in names], sort_keys=True).encode()).hexdigest()
 
 
 def sha256(path: Path) -> str:
@@ -104,8 +110,10 @@ def unpack(name: str, dest: Path | None = None) -> Path:
     """Unpack a pin into out/src/<tree> (or dest), atomically; return the directory."""
     p = pin(name)
     dest = dest or SRC / p["tree"]
-    if dest.exists():
+    stamp = dest / ".ukl-pin"
+    if stamp.exists() and stamp.read_text() == pin_digest(name):
         return dest
+    shutil.rmtree(dest, ignore_errors=True)      # another pin's, or half-unpacked
     files = download(name)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}."))
@@ -134,6 +142,7 @@ def unpack(name: str, dest: Path | None = None) -> Path:
         else:
             run(["dpkg-deb", "-x", files[0], tmp / "root"], f"unpack {p['package']}", f"unpack-{name}")
             root = tmp / "root"
+        (root / ".ukl-pin").write_text(pin_digest(name))
         os.rename(root, dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

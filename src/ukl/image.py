@@ -1,6 +1,7 @@
 """Build the initramfs: busybox, a generated /init, and the program under /app."""
 import gzip
 import io
+import os
 import shlex
 from pathlib import Path
 
@@ -21,7 +22,8 @@ INIT = """#!/bin/busybox sh
 /bin/busybox --install -s /bin
 export PATH=/bin
 ip link set lo up
-stty -F /dev/{out} raw -echo
+ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 && ip route add default via 10.0.2.2
+{readiness}stty -F /dev/{out} raw -echo
 stty -F /dev/{err} raw -echo
 cd /tmp
 echo "ukl: starting {argv0}"
@@ -59,6 +61,9 @@ class Cpio:
     def file(self, name: str, data: bytes, mode: int = 0o755):
         self._entry(name, 0o100000 | mode, data)
 
+    def symlink(self, name: str, target: str):
+        self._entry(name, 0o120777, target.encode())
+
     def chardev(self, name: str, major: int, minor: int):
         self._entry(name, 0o020600, rdev=(major, minor))
 
@@ -67,27 +72,73 @@ class Cpio:
         return gzip.compress(self.buf.getvalue(), mtime=0)
 
 
-def init_script(argv: list[str]) -> str:
+# Until every port listens (state 0A in /proc/net/tcp), then one line for the host.
+READINESS = """(for port in {ports}; do
+  until grep -q "^ *[0-9]*: [0-9A-F]*:$port [0-9A-F:]* 0A " /proc/net/tcp; do sleep 0.1; done
+done; echo ready >/dev/{status}) &
+"""
+# Users a server may switch to (nginx's workers run as nobody).
+PASSWD = b"root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"
+GROUP = b"root:x:0:\nnogroup:x:65534:\n"
+
+
+def init_script(argv: list[str], ports=()) -> str:
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in GUEST_ENV.items())
+    readiness = READINESS.format(ports=" ".join(f"{p:04X}" for p in ports), status=STATUS) \
+        if ports else ""
     return INIT.format(out=STDOUT, err=STDERR, status=STATUS, argv0=shlex.quote(argv[0]),
-                       env=env, cmd=shlex.join(argv))
+                       env=env, cmd=shlex.join(argv), readiness=readiness)
+
+
+def _mkdirs(cpio: "Cpio", name: str, made: set):
+    """Directory NAME and its parents, each once."""
+    parts = name.split("/")
+    for i in range(1, len(parts) + 1):
+        path = "/".join(parts[:i])
+        if path not in made:
+            cpio.dir(path)
+            made.add(path)
+
+
+def _add_tree(cpio: "Cpio", host: Path, guest: str, made: set):
+    """HOST (a file or a directory, recursively) at GUEST, with its parents."""
+    name = guest.strip("/")
+    if "/" in name:
+        _mkdirs(cpio, name.rsplit("/", 1)[0], made)
+    if host.is_symlink():
+        cpio.symlink(name, os.readlink(host))
+    elif host.is_dir():
+        _mkdirs(cpio, name, made)
+        for child in sorted(host.iterdir()):
+            _add_tree(cpio, child, f"{name}/{child.name}", made)
+    else:
+        cpio.file(name, host.read_bytes(), host.stat().st_mode & 0o777)
 
 
 def build(dest: Path, program_name: str, program: bytes, args: list[str],
-          tools: dict[str, bytes] | None = None) -> Path:
+          tools: dict[str, bytes] | None = None, ports=(), files=(), dirs=()) -> Path:
     """Write <dest>/initramfs.cpio.gz running /app/<program_name> with args.
 
-    TOOLS maps names to ordinary executables installed in /bin."""
+    TOOLS maps names to ordinary executables installed in /bin; FILES are
+    (host path, guest path) pairs copied in, DIRS empty guest directories;
+    the guest reports when every TCP port in PORTS listens."""
     busybox = fetch.unpack("busybox") / "bin" / "busybox"
     cpio = Cpio()
-    for d in ("bin", "dev", "proc", "sys", "tmp", "app"):
+    made = {"bin", "dev", "proc", "sys", "tmp", "app", "etc"}
+    for d in sorted(made):
         cpio.dir(d)
     cpio.chardev("dev/console", 5, 1)
     cpio.file("bin/busybox", busybox.read_bytes())
+    cpio.file("etc/passwd", PASSWD, 0o644)
+    cpio.file("etc/group", GROUP, 0o644)
     for tool, data in (tools or {}).items():
         cpio.file(f"bin/{tool}", data)
+    for guest in dirs:
+        _mkdirs(cpio, guest.strip("/"), made)
+    for host, guest in files:
+        _add_tree(cpio, Path(host), guest, made)
     argv = [f"/app/{program_name}", *args]
-    cpio.file("init", init_script(argv).encode())
+    cpio.file("init", init_script(argv, ports).encode())
     cpio.file(f"app/{program_name}", program)
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / "initramfs.cpio.gz"

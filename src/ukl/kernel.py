@@ -77,7 +77,7 @@ def config_values(flavor: str) -> dict[str, str]:
 def configure(flavor: str):
     """tinyconfig + fragments; fail if Kconfig dropped any requested value."""
     bdir = build_dir(flavor)
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(series.series_hash("linux").encode())
     for frag in _fragments(flavor):
         digest.update(frag.read_bytes())
     stamp = bdir / ".ukl-config"
@@ -148,10 +148,25 @@ def _link_executable(app_object: Path, exe: Path, abi: dict[str, int]):
 
 
 def _image_object(exe: Path, obj: Path):
-    """An object whose .ukl.image section holds the executable, for vmlinux."""
+    """An object whose .ukl.image section holds the executable, without its
+    debugging information (app.elf keeps that, for gdb), for vmlinux."""
+    stripped = obj.with_suffix(".elf")
+    cc.run_gcc(["objcopy", "--strip-debug", str(exe), str(stripped)], "stripping failed")
     src = obj.with_suffix(".S")
-    src.write_text(f'\t.section .ukl.image, "a"\n\t.balign 4096\n\t.incbin "{exe}"\n')
+    src.write_text(f'\t.section .ukl.image, "a"\n\t.balign 4096\n\t.incbin "{stripped}"\n')
     cc.run_gcc(["gcc", "-c", str(src), "-o", str(obj)], "wrapping the application failed")
+
+
+def _image_dir(name: str, flavor: str, digest: str) -> Path:
+    """Keyed by what was linked: two programs with one name never share an image.
+    Older images of the same name, not linked by this process, are removed."""
+    stem = name if flavor == "ukl" else f"{name}-{flavor}"
+    dest = IMAGES / f"{stem}-{digest[:16]}"
+    current = set(_linked.values())
+    for old in IMAGES.glob(f"{stem}-" + "[0-9a-f]" * 16):
+        if old != dest and old / "bzImage" not in current:
+            shutil.rmtree(old, ignore_errors=True)
+    return dest
 
 
 def link(app_object: Path, name: str) -> Path:
@@ -162,13 +177,14 @@ def link(app_object: Path, name: str) -> Path:
     vmlinux is relinked with the executable in its image.  Kernel text comes
     before the image, so those addresses cannot move: checked after the link."""
     flavor = ukl_flavor()
-    key = (name, flavor, hashlib.sha256(app_object.read_bytes()).hexdigest())
+    digest = hashlib.sha256(app_object.read_bytes()).hexdigest()
+    key = (name, flavor, digest)
     if key in _linked and _linked[key].exists():
         return _linked[key]
-    dest = IMAGES / (name if flavor == "ukl" else f"{name}-{flavor}")
-    dest.mkdir(parents=True, exist_ok=True)
     if flavor not in _built:         # once per process: the kernel is up to date
         build(flavor)
+    dest = _image_dir(name, flavor, digest)
+    dest.mkdir(parents=True, exist_ok=True)
     bdir = build_dir(flavor)
     with _locked(flavor):
         abi = _ukl_interface(bdir)

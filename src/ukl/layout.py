@@ -7,6 +7,7 @@ OUT = Path(os.environ.get("UKL_OUT", ROOT / "out"))
 
 PINS = ROOT / "pins.toml"
 EXAMPLES = ROOT / "examples"
+APPS = ROOT / "apps"
 KERNEL_PATCHES = ROOT / "kernel" / "patches"
 KERNEL_CONFIGS = ROOT / "kernel" / "configs"
 MUSL_PATCHES = ROOT / "libc" / "musl" / "patches"

@@ -1,4 +1,6 @@
-"""Build musl twice from the pinned source: patched for UKL, and plain for the baseline."""
+"""Build musl twice from the pinned source: patched for UKL, and plain for the baseline.
+Both sysroots also get the pinned kernel's UAPI headers (<linux/*.h>, <asm/*.h>),
+as a distribution's musl toolchain has."""
 import hashlib
 import os
 import shutil
@@ -6,14 +8,13 @@ from pathlib import Path
 
 from . import fetch, series
 from .errors import UklError
-from .layout import OUT, SYSROOTS
+from .layout import KBUILD, OUT, SYSROOTS
 from .proc import run
 
 # UKL code is an ordinary static executable's code (small code model, linked
 # at a low user address), without a red zone: a system call is a `call`
 # hidden in inline assembly, which writes below %rsp.
 UKL_CFLAGS = ["-mno-red-zone", "-fno-pie"]
-
 
 
 def sysroot(flavor: str) -> Path:
@@ -27,9 +28,9 @@ def build(flavor: str) -> Path:
         key = series.series_hash("musl")
     else:
         src, cflags, wrapper = fetch.unpack("musl"), ["-O2"], "gcc"
-        key = "pristine"
+        key = fetch.pin_digest("musl")
     root = sysroot(flavor)
-    digest = hashlib.sha256(f"{key} {cflags}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{key} {fetch.pin_digest('kernel')} {cflags}".encode()).hexdigest()
     stamp = root / ".ukl-stamp"
     if stamp.exists() and stamp.read_text() == digest:
         return root
@@ -44,6 +45,9 @@ def build(flavor: str) -> Path:
     jobs = (os.cpu_count() or 1) + 1
     run(["make", f"-j{jobs}"], f"build musl ({flavor})", f"musl-{flavor}", cwd=bdir)
     run(["make", "install"], f"install musl ({flavor})", f"musl-{flavor}", cwd=bdir)
+    run(["make", "-C", series.tree("linux"), f"O={KBUILD / 'uapi-headers'}",
+         f"INSTALL_HDR_PATH={root}", "headers_install"],
+        f"install kernel UAPI headers ({flavor})", f"musl-{flavor}")
     stamp.write_text(digest)
     return root
 

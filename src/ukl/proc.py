@@ -80,8 +80,14 @@ def run(cmd, step: str, log_name: str, cwd=None, env=None) -> Path:
     with open(log, "wb") as out, Progress(step, log):
         out.write(f"$ {shlex.join(map(str, cmd))}\n".encode())
         out.flush()
-        rc = subprocess.call(cmd, cwd=cwd, env=full_env, stdout=out,
-                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, cwd=cwd, env=full_env, stdout=out,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            rc = proc.wait()
+        except BaseException:        # interrupted: the step is redone next time
+            proc.kill()
+            proc.wait()
+            raise
     if rc != 0:
         raise UklError(f"{step} failed (exit {rc}): {last_error(log)} [log: {log}]")
     return log

@@ -1,33 +1,71 @@
-"""Resolve a PROGRAM argument and compile it for UKL or for the baseline."""
+"""Resolve a PROGRAM argument once, then build it for UKL or for the baseline.
+
+A PROGRAM is an example name, a C or C++ file, a file linked by ukl-cc (or by
+`ukl-cc --baseline`, or any static executable, for the baseline only), or an
+app recipe name.
+"""
 import os
+import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import cc, cxx, libc
+from . import cc, cxx, libc, recipes
 from .errors import UklError
 from .layout import EXAMPLES, PROGRAMS
+from .proc import capture
 
 CFLAGS = ["-O2", "-Wall"]
 SUFFIXES = (".c", ".cpp")
+ET_EXEC = 2
+
+
+@dataclass(frozen=True)
+class Program:
+    """What the argument named; everything after resolve() uses only this."""
+    kind: str                     # "example", "source", "linked", "executable" or "recipe"
+    name: str                     # its name in the guest: /app/<name>
+    path: Path | None = None      # the source or linked file (not for recipes)
+    recipe: recipes.Recipe | None = None
+    args: tuple = ()              # default arguments
+    ports: tuple = ()             # guest TCP ports it listens on
+    files: dict = field(default_factory=dict)   # guest path -> host path
+    dirs: tuple = ()
 
 
 def examples() -> list[str]:
     return sorted(p.stem for p in EXAMPLES.iterdir() if p.suffix in SUFFIXES)
 
 
-def source(program: str) -> Path:
-    for suffix in SUFFIXES:
-        candidate = EXAMPLES / f"{program}{suffix}"
-        if "/" not in program and candidate.exists():
-            return candidate
-    path = Path(program)
-    if path.suffix in SUFFIXES and path.is_file():
-        return path.resolve()
-    raise UklError(f"unknown program {program!r}: not an example ({', '.join(examples())}) "
-                   f"and not a C or C++ source file")
+def _elf_kind(path: Path) -> str | None:
+    """'linked' (ukl-cc output), 'executable', or None if not a runnable ELF file."""
+    with open(path, "rb") as f:
+        head = f.read(18)
+    if head[:4] != b"\x7fELF":
+        return None
+    if cc.UKL_SECTION in capture(["readelf", "-S", "-W", str(path)]):
+        return "linked"
+    return "executable" if int.from_bytes(head[16:18], "little") == ET_EXEC else None
 
 
-def name(program: str) -> str:
-    return source(program).stem
+def resolve(arg: str) -> Program:
+    if "/" not in arg:
+        for suffix in SUFFIXES:
+            if (EXAMPLES / f"{arg}{suffix}").exists():
+                return Program("example", arg, EXAMPLES / f"{arg}{suffix}")
+        if recipes.path(arg).is_file():
+            r = recipes.load(arg)
+            return Program("recipe", arg, recipe=r, args=r.args, ports=r.ports, files=r.files,
+                           dirs=r.dirs)
+    path = Path(arg)
+    if path.is_file():
+        if path.suffix in SUFFIXES:
+            return Program("source", path.stem, path.resolve())
+        kind = _elf_kind(path)
+        if kind:
+            return Program(kind, path.name, path.resolve())
+        raise UklError(f"{arg} is neither a C or C++ file nor a program linked by ukl-cc")
+    raise UklError(f"unknown program {arg!r}: not an example ({', '.join(examples())}), "
+                   f"not an app recipe ({', '.join(recipes.names())}) and not a file")
 
 
 def _compiler(src: Path, sysroot: Path, ukl: bool) -> list[str]:
@@ -45,28 +83,51 @@ def _link_baseline_cxx(obj: Path, out: Path, sysroot: Path):
                 str(lib / "crtn.o"), "-o", str(out)], "link failed")
 
 
-def build(program: str, flavor: str) -> Path:
-    """Compile PROGRAM; 'ukl' gives a UKL object, 'baseline' a static musl executable."""
-    src = source(program)
+def _compile(src: Path, flavor: str, out: Path):
     ukl, is_cxx = flavor == "ukl", src.suffix == ".cpp"
     if is_cxx:
         cxx.build()
+    sysroot = libc.require("ukl" if ukl else "plain")
+    if not ukl and not is_cxx:
+        cc.run_gcc([str(sysroot / "bin" / "musl-gcc"), *CFLAGS, "-static", str(src), "-o",
+                    str(out)], f"{src.name} failed to compile")
+        return
+    obj = out.with_name(f"{src.name}.o")
+    cc.run_gcc([*_compiler(src, sysroot, ukl), *CFLAGS, "-c", str(src), "-o", str(obj)],
+               f"{src.name} failed to compile")
+    if ukl:
+        cc.link([str(obj)], out, sysroot, cxx.libraries() if is_cxx else [])
+    else:
+        _link_baseline_cxx(obj, out, sysroot)
+
+
+def _from_linked(path: Path, kind: str, flavor: str, out: Path):
+    """The UKL object a ukl-cc output carries, or the ordinary executable."""
+    if flavor == "ukl":
+        if kind != "linked":
+            raise UklError(f"{path} is an ordinary executable, not linked by ukl-cc: "
+                           f"build it with CC=ukl-cc, or run it with --baseline")
+        capture(["objcopy", "--dump-section", f"{cc.UKL_SECTION}={out}", str(path),
+                 str(out.with_name(out.name + ".discard"))])
+        out.with_name(out.name + ".discard").unlink()
+    elif kind == "linked":
+        capture(["objcopy", "--remove-section", cc.UKL_SECTION, str(path), str(out)])
+    else:
+        shutil.copyfile(path, out)
+
+
+def build(program: Program, flavor: str) -> Path:
+    """'ukl' gives the UKL object for kernel.link, 'baseline' a static executable."""
     out_dir = PROGRAMS / flavor
     out_dir.mkdir(parents=True, exist_ok=True)
-    sysroot = libc.require("ukl" if ukl else "plain")
-    out = out_dir / (f"{src.stem}.o" if ukl else src.stem)
+    out = out_dir / (f"{program.name}.o" if flavor == "ukl" else program.name)
     tmp = out.with_name(out.name + ".new")
-    if not ukl and not is_cxx:
-        gcc = sysroot / "bin" / "musl-gcc"
-        cc.run_gcc([str(gcc), *CFLAGS, "-static", str(src), "-o", str(tmp)],
-                   f"{src.name} failed to compile")
+    if program.kind in ("example", "source"):
+        _compile(program.path, flavor, tmp)
+    elif program.kind == "recipe":
+        _from_linked(recipes.binary(program.recipe, flavor), "linked" if flavor == "ukl"
+                     else "executable", flavor, tmp)
     else:
-        obj = out_dir / f"{src.name}.o"
-        cc.run_gcc([*_compiler(src, sysroot, ukl), *CFLAGS, "-c", str(src), "-o", str(obj)],
-                   f"{src.name} failed to compile")
-        if ukl:
-            cc.link([str(obj)], tmp, sysroot, cxx.libraries() if is_cxx else [])
-        else:
-            _link_baseline_cxx(obj, tmp, sysroot)
+        _from_linked(program.path, program.kind, flavor, tmp)
     os.replace(tmp, out)
     return out

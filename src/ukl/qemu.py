@@ -3,7 +3,7 @@ import os
 import re
 import shlex
 import subprocess
-import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +31,7 @@ class Machine:
     icount: bool = False
     disk: Path | None = None        # raw image, attached as virtio-blk /dev/vda
     cmdline_extra: list[str] = field(default_factory=list)
+    ports: list[tuple[int, int]] = field(default_factory=list)   # (host, guest) TCP ports
 
     def serial(self, port: str) -> Path:
         return self.workdir / f"{port}.log"
@@ -49,6 +50,10 @@ class Machine:
             argv += ["-icount", "shift=0"]
         if self.disk:
             argv += ["-drive", f"file={self.disk},if=virtio,format=raw"]
+        # User-mode networking: the guest is 10.0.2.15; published ports listen
+        # on the host's loopback only.
+        fwd = "".join(f",hostfwd=tcp:127.0.0.1:{h}-:{g}" for h, g in self.ports)
+        argv += ["-netdev", f"user,id=net0{fwd}", "-device", "virtio-net-pci,netdev=net0"]
         for port in (CONSOLE, STDOUT, STDERR, STATUS):
             argv += ["-serial", f"file:{self.serial(port)}"]
         return argv
@@ -59,6 +64,7 @@ class Boot:
     status: int | None
     console: Path
     failure: str | None
+    stopped: bool = False           # by the host (stop event), not by the program
 
     def console_tail(self) -> str:
         lines = self.console.read_text(errors="replace").splitlines()
@@ -84,13 +90,43 @@ class _Pump:
         self.offset += len(data)
 
 
-def boot(m: Machine, timeout: float, stdout=None, stderr=None) -> Boot:
+STOP_GRACE = 3.0     # seconds QEMU gets to exit after SIGTERM before it is killed
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(STOP_GRACE)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        print(f"ukl: the guest did not stop within {STOP_GRACE:.0f}s; killed it",
+              file=sys.stderr)
+
+
+class _Readiness:
+    """Reports, once, the 'ready' line the guest writes when its ports listen."""
+
+    def __init__(self, path: Path, on_ready):
+        self.path, self.on_ready, self.done = path, on_ready, on_ready is None
+
+    def __call__(self):
+        if not self.done and b"ready" in self.path.read_bytes():
+            self.done = True
+            self.on_ready()
+
+
+def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
+         stop: threading.Event | None = None) -> Boot:
+    """Boot M until the guest powers off, TIMEOUT passes or STOP is set.
+    ON_READY is called once when every published guest port listens."""
     need("qemu-system-x86_64")
     m.workdir.mkdir(parents=True, exist_ok=True)
     for port in (CONSOLE, STDOUT, STDERR, STATUS):
         m.serial(port).write_bytes(b"")
     (m.workdir / "qemu.cmd").write_text(shlex.join(m.argv()) + "\n")
-    pumps = [_Pump(m.serial(STDOUT), stdout), _Pump(m.serial(STDERR), stderr)]
+    pumps = [_Pump(m.serial(STDOUT), stdout), _Pump(m.serial(STDERR), stderr),
+             _Readiness(m.serial(STATUS), on_ready)]
+    stopped = False
     with open(m.workdir / "qemu.log", "wb") as qlog:
         proc = subprocess.Popen(m.argv(), stdin=subprocess.DEVNULL, stdout=qlog,
                                 stderr=subprocess.STDOUT)
@@ -100,13 +136,16 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None) -> Boot:
             while proc.poll() is None:
                 for pump in pumps:
                     pump()
+                if stop is not None and stop.is_set():
+                    stopped = True
+                    break
                 if time.monotonic() > deadline:
                     timed_out = True
                     break
                 time.sleep(0.05)
         finally:
             if proc.poll() is None:
-                proc.kill()
+                _stop(proc)
             proc.wait()
     for pump in pumps:
         pump()
@@ -122,6 +161,8 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None) -> Boot:
         failure = f"timed out after {timeout:.0f}s"
     status_text = m.serial(STATUS).read_text(errors="replace")
     status = re.search(r"status (\d+)", status_text)
+    if stopped:
+        return Boot(None, console, failure, stopped=True)
     if failure is None and not status:
         qemu_msg = (m.workdir / "qemu.log").read_text(errors="replace").strip()
         failure = f"guest reported no exit status (qemu exit {proc.returncode}" + \

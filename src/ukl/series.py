@@ -7,6 +7,7 @@ series, one per patch.  `ukl patches edit` hands out that tree to work in;
 """
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -36,7 +37,8 @@ def patches(name: str) -> list[Path]:
 
 
 def series_hash(name: str) -> str:
-    h = hashlib.sha256()
+    """The pinned source and the series applied to it."""
+    h = hashlib.sha256(fetch.pin_digest(_component(name)[0]).encode())
     for p in patches(name):
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     return h.hexdigest()
@@ -55,6 +57,7 @@ def _create(name: str, tree: Path):
     work = tree.with_name(f".{tree.name}.new")
     shutil.rmtree(work, ignore_errors=True)
     fetch.unpack(pin_name, dest=work)
+    (work / ".ukl-pin").unlink()         # the series' own stamp records the pin
     pin = fetch.pin(pin_name)
     message = f"upstream: Debian {pin['package']} {pin['version']}"
     for step in (["init", "-q"], ["add", "-f", "-A", "."],
@@ -125,8 +128,9 @@ def export(name: str) -> list[Path]:
     return patches(name)
 
 
-def checkpatch(name: str = "linux") -> str:
-    """Run the kernel's checkpatch.pl over a series; return its report.
+def checkpatch(name: str = "linux") -> tuple[str, int]:
+    """Run the kernel's checkpatch.pl over a series; return its report and
+    how many errors it found (warnings are reported, not counted).
 
     Patches go in on stdin: given a path that git tracks, checkpatch would
     check the .patch file as a source file instead of as a patch."""
@@ -137,4 +141,5 @@ def checkpatch(name: str = "linux") -> str:
                              stdin=open(p, "rb"), capture_output=True, text=True)
         report.append(f"{p.name}: " + (res.stdout.strip().replace("\n", f"\n{p.name}: ")
                                        or "no output"))
-    return "\n".join(report) + "\n"
+    text = "\n".join(report) + "\n"
+    return text, len(re.findall(r": ERROR:", text))
