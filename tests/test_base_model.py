@@ -1,6 +1,8 @@
 """Base-model behaviour: UKL matches Linux on 1 and 2 CPUs, except where a test says otherwise."""
 import pytest
 
+pytestmark = pytest.mark.boot       # builds kernels and boots guests
+
 PROGRAMS = [("signals", 0), ("memory", 0), ("kaddr", 0), ("atexit", 7), ("spawn", 0), ("tls", 0),
             ("stack", 0), ("threads", 0), ("cancel", 0), ("time", 0), ("cxx", 0), ("fork", 0),
             ("sharedmutex", 0), ("ntflag", 0),

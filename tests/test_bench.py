@@ -1,7 +1,11 @@
 """The bench harness works and is deterministic; it does not check performance targets."""
 import json
 
+import pytest
+
 from ukl import bench
+
+pytestmark = pytest.mark.boot       # builds kernels and boots guests
 
 
 def test_quick_bench_is_deterministic_and_complete():

@@ -1,5 +1,6 @@
 """Bad input ends with one line naming the cause and a non-zero exit, never a traceback."""
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -27,7 +28,7 @@ def assert_one_line_error(res, *needles):
 
 def test_unknown_program():
     assert_one_line_error(ukl("run", "no-such-program"), "unknown program 'no-such-program'",
-                          "hello")
+                          "hello", "redis")
 
 
 def test_bad_option():
@@ -36,6 +37,7 @@ def test_bad_option():
     assert res.returncode == 2
 
 
+@pytest.mark.boot
 def test_compile_error_shows_compiler_message(tmp_path):
     src = tmp_path / "broken.c"
     src.write_text("int main(void) { return undeclared_variable; }\n")
@@ -43,6 +45,7 @@ def test_compile_error_shows_compiler_message(tmp_path):
     assert_one_line_error(res, "broken.c", "undeclared_variable")
 
 
+@pytest.mark.boot
 def test_missing_symbol_fails_at_link_time(tmp_path):
     src = tmp_path / "needs.c"
     src.write_text("void not_in_any_library(void);\n"
@@ -51,13 +54,14 @@ def test_missing_symbol_fails_at_link_time(tmp_path):
 
 
 KERNEL_ENTRIES = {   # inline assembly -> what ukl-cc says about it
-    '"syscall" : "=a"(r) : "a"(39) : "rcx", "r11"': "main uses the SYSCALL instruction",
+    '"syscall; nop" : "=a"(r) : "a"(39) : "rcx", "r11"': "main uses the SYSCALL instruction",
     '"cli; sti" : "=a"(r)': "main disables interrupts",
     '"call __ukl_syscall" : "=a"(r) : "a"(39) : "rcx", "r11", "memory"':
         "main calls __ukl_syscall without the cli",
 }
 
 
+@pytest.mark.boot
 @pytest.mark.parametrize("asm,error", KERNEL_ENTRIES.items())
 def test_kernel_entries_other_than_cli_call_are_refused(tmp_path, asm, error):
     src = tmp_path / "entry.c"
@@ -80,10 +84,27 @@ def test_missing_dependency(tmp_path):
     assert_one_line_error(res, "missing dependency: apt-get")
 
 
-def test_dynamic_loading_fails_at_link_time(tmp_path):
-    src = tmp_path / "plugin.c"
-    src.write_text("#include <dlfcn.h>\n"
-                   "int main(void) { return dlopen(\"x.so\", RTLD_NOW) != 0; }\n")
-    assert_one_line_error(ukl("build", str(src)), "undefined symbol dlopen",
-                          "cannot load code at run time")
+@pytest.mark.parametrize("option,error", [
+    (["-p", "http:80"], "-p http:80: 'http' is not a TCP port number"),
+    (["-p", "8080:70000"], "'70000' is not a TCP port number"),
+    (["-v", "/no/such/path:/data"], "-v /no/such/path:/data: /no/such/path does not exist"),
+    (["-v", "/tmp:data"], "the guest path 'data' is not absolute"),
+])
+def test_bad_run_options_fail_before_building(option, error):
+    assert_one_line_error(ukl("run", "hello", *option), error)
 
+
+def test_host_port_in_use():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        res = ukl("run", "--dry-run", "hello", "-p", f"{port}:80")
+    assert_one_line_error(res, f"host port {port} is in use")
+
+
+def test_ukl_cc_refuses_flags_that_cannot_work_in_kernel_code():
+    for flag, why in (("-mred-zone", "no red zone"), ("-shared", "not a shared library")):
+        res = subprocess.run([sys.executable, "-c", "from ukl.cc import main; main()", flag,
+                              "x.c"], capture_output=True, text=True)
+        assert_one_line_error(res, flag, why)

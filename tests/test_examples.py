@@ -1,7 +1,9 @@
 """Each example runs at CPL0 under UKL and at CPL3 on the baseline, with the same results."""
 import pytest
 
-SAME_ON_BOTH = [("hello", 3), ("files", 0), ("heap", 0), ("nullderef", 139)]
+pytestmark = pytest.mark.boot       # builds kernels and boots guests
+
+SAME_ON_BOTH = [("hello", 3), ("files", 0), ("heap", 0), ("nullderef", 139), ("rawsyscall", 0)]
 
 
 @pytest.mark.parametrize("program,status", SAME_ON_BOTH)

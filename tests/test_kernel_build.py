@@ -1,8 +1,12 @@
 """The two kernels share source and config; a new program only relinks vmlinux."""
 import re
 
+import pytest
+
 from ukl import api, kernel
 from ukl.layout import LOGS
+
+pytestmark = pytest.mark.boot       # builds kernels and boots guests
 
 
 def test_configs_differ_only_in_ukl_options(runs):

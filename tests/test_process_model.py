@@ -1,6 +1,8 @@
 """The process model: each UKL process owns its data, and only a privileged caller starts one."""
 import pytest
 
+pytestmark = pytest.mark.boot       # builds kernels and boots guests
+
 
 @pytest.mark.parametrize("smp", [1, 2])
 def test_fork_copies_globals_as_linux_does(runs, smp):

@@ -56,8 +56,12 @@ def libc_includes(sysroot: Path) -> list[str]:
     return ["-nostdinc", "-isystem", str(sysroot / "include"), "-isystem", _gcc_include()]
 
 
+# gcc -B: the assembler that turns an inline-assembly SYSCALL into the UKL entry.
+TOOLCHAIN = Path(__file__).with_name("toolchain")
+
+
 def gcc_command(sysroot: Path) -> list[str]:
-    return ["gcc", *libc.UKL_CFLAGS, *libc_includes(sysroot)]
+    return ["gcc", *libc.UKL_CFLAGS, f"-B{TOOLCHAIN}/", *libc_includes(sysroot)]
 
 
 def _split_output(args: list[str]) -> tuple[list[str], str]:
@@ -118,7 +122,8 @@ def check_kernel_entries(obj: Path):
             insns.append(m.group(1))
             if insns[-1] == "syscall":
                 raise UklError(f"{func} uses the SYSCALL instruction, which cannot run "
-                               f"under UKL; use the C library's syscall()")
+                               f"under UKL (ukl-cc rewrites it only when it stands alone "
+                               f"on a line of inline assembly); use the C library's syscall()")
             if insns[-2:-1] == ["cli"] and insns[-1] != "call":
                 raise UklError(stray_cli.format(func))
 
@@ -208,9 +213,9 @@ def _is_query(args: list[str]) -> bool:
 
 def compile_or_link(args: list[str]) -> int:
     """ukl-cc [--baseline] GCC-ARGS: like gcc, for UKL (or for the stock baseline)."""
-    need("gcc")
     baseline = "--baseline" in args
     args = _flags([a for a in args if a != "--baseline"])
+    need("gcc")
     sysroot = libc.require("plain" if baseline else "ukl")
     compile_cmd = (["gcc", *libc_includes(sysroot)] if baseline else gcc_command(sysroot))
     if COMPILE_ONLY & set(args) or _is_query(args):

@@ -87,6 +87,7 @@ def _patches(action: str, component: str):
 
 def _run(args, prog_args):
     ports = [net.parse_port(p) for p in args.ports]
+    net.check_host_ports([h for h, _ in ports])          # before a long build
     opts = api.Options(tuple(prog_args), args.smp, args.timeout, ports=ports,
                        volumes=[net.parse_volume(v) for v in args.volumes])
     built = api.build(args.program, args.baseline)

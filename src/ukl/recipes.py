@@ -126,8 +126,9 @@ def _run_steps(recipe: Recipe, flavor: str, dest: Path, deps: dict[str, Path]):
             run(cmd, f"{recipe.name} ({flavor}) step {i}/{len(recipe.steps)}: {cmd[0]}",
                 log_name, cwd=src)
         except UklError:
-            lines = (LOGS / f"{log_name}.log").read_text(errors="replace").splitlines()
-            sys.stderr.write("\n".join(lines[-LOG_TAIL:]) + "\n")
+            log = LOGS / f"{log_name}.log"
+            lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+            sys.stderr.write("".join(f"  {line}\n" for line in lines[-LOG_TAIL:]))
             raise
     if recipe.binary and not (src / recipe.binary).is_file():
         raise UklError(f"recipe {recipe.name}: the steps did not produce {recipe.binary}")

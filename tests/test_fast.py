@@ -1,0 +1,135 @@
+"""The fast tier: no kernel, no C library, no guest.  `pytest -m "not boot"` runs these."""
+import gzip
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from ukl import bench, fetch, image, net, programs, qemu, recipes
+from ukl.errors import UklError
+
+
+def test_qemu_command_publishes_ports_on_loopback_only(tmp_path):
+    m = qemu.Machine(Path("/k/bzImage"), Path("/k/initrd"), tmp_path, smp=2,
+                     ports=[(6380, 6379), (8080, 80)])
+    argv = m.argv()
+    netdev = argv[argv.index("-netdev") + 1]
+    assert netdev == ("user,id=net0,hostfwd=tcp:127.0.0.1:6380-:6379,"
+                      "hostfwd=tcp:127.0.0.1:8080-:80")
+    assert argv[argv.index("-device") + 1] == "virtio-net-pci,netdev=net0"
+    assert argv[argv.index("-smp") + 1] == "2" and "-icount" not in argv
+
+
+def test_qemu_command_for_measurements(tmp_path):
+    argv = qemu.Machine(Path("k"), Path("i"), tmp_path, icount=True).argv()
+    assert argv[argv.index("-icount") + 1] == "shift=0"
+    assert argv[argv.index("-accel") + 1] == "tcg,thread=single"
+
+
+def _cpio_files(path: Path) -> dict[str, tuple[int, bytes]]:
+    """name -> (mode, data) of a newc archive."""
+    data, files, pos = gzip.decompress(path.read_bytes()), {}, 0
+    while True:
+        fields = [int(data[pos + 6 + 8 * i:pos + 14 + 8 * i], 16) for i in range(13)]
+        mode, size, namesize = fields[1], fields[6], fields[11]
+        name = data[pos + 110:pos + 110 + namesize - 1].decode()
+        pos = (pos + 110 + namesize + 3) & ~3
+        if name == "TRAILER!!!":
+            return files
+        files[name] = (mode, data[pos:pos + size])
+        pos = (pos + size + 3) & ~3
+
+
+@pytest.fixture
+def fake_busybox(tmp_path, monkeypatch):
+    (tmp_path / "bb" / "bin").mkdir(parents=True)
+    (tmp_path / "bb" / "bin" / "busybox").write_bytes(b"busybox")
+    monkeypatch.setattr(fetch, "unpack", lambda name: tmp_path / "bb")
+
+
+def test_initramfs_holds_program_files_users_and_network(tmp_path, fake_busybox):
+    site = tmp_path / "site"
+    (site / "docs").mkdir(parents=True)
+    (site / "index.html").write_text("hi")
+    (site / "docs" / "a.txt").write_text("a")
+    out = image.build(tmp_path / "run", "server", b"\x7fELF...", ["-x", "a b"],
+                      ports=[6379], files=[(site, "/srv/www")], dirs=["/var/log/server"])
+    files = _cpio_files(out)
+    assert files["app/server"][1] == b"\x7fELF..."
+    assert files["srv/www/index.html"][1] == b"hi"
+    assert files["srv/www/docs/a.txt"][1] == b"a"
+    assert files["var/log/server"][0] & 0o170000 == 0o040000
+    assert b"nobody:x:65534:65534" in files["etc/passwd"][1]
+    init = files["init"][1].decode()
+    assert "ip addr add 10.0.2.15/24 dev eth0" in init
+    assert ":$port [0-9A-F:]* 0A " in init and "for port in 18EB;" in init
+    assert "/app/server -x 'a b'" in init
+
+
+def test_initramfs_without_ports_has_no_readiness_loop(tmp_path, fake_busybox):
+    init = _cpio_files(image.build(tmp_path, "hello", b"x", []))["init"][1].decode()
+    assert "/proc/net/tcp" not in init
+
+
+def test_every_recipe_parses():
+    assert {"redis", "memcached", "libevent", "nginx", "fio"} <= set(recipes.names())
+    for name in recipes.names():
+        r = recipes.load(name)
+        assert r.source in fetch.pins(), f"{name}: source {r.source} is not pinned"
+        assert all(recipes.path(d).is_file() for d in r.depends)
+    assert recipes.load("redis").ports == (6379,)
+    assert recipes.load("memcached").depends == ("libevent",)
+
+
+@pytest.mark.parametrize("text,error", [
+    ('description = "x"\nsource = "redis"', "missing key 'steps'"),
+    ('description = "x"\nsource = "redis"\nsteps = [["make"]]\nport = [1]', "unknown key 'port'"),
+    ('description = "x"\nsource = "redis"\nsteps = ["make"]', "steps must be a list of commands"),
+    ('description = "x"\nsource = "r"\nsteps = [["make"]]\nports = [0]', "TCP port numbers"),
+    ('description = "x"\nsource = "r"\nsteps = [["make"]]\ndirs = ["logs"]', "not absolute"),
+    ('description = ', "recipe bad:"),
+])
+def test_bad_recipes_are_refused(text, error):
+    with pytest.raises(UklError, match=error):
+        recipes.parse("bad", text)
+
+
+def test_resolver_kinds(tmp_path):
+    assert programs.resolve("hello").kind == "example"
+    redis = programs.resolve("redis")
+    assert (redis.kind, redis.ports, redis.name) == ("recipe", (6379,), "redis")
+    src = tmp_path / "tool.c"
+    src.write_text("int main(void) { return 0; }\n")
+    assert programs.resolve(str(src)) == programs.Program("source", "tool", src)
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    with pytest.raises(UklError, match="neither a C or C.. file nor a program linked"):
+        programs.resolve(str(text))
+    with pytest.raises(UklError, match="not an app recipe .*memcached"):
+        programs.resolve("no-such")
+
+
+def test_port_and_volume_specs(tmp_path):
+    assert net.parse_port("8080:80") == (8080, 80)
+    assert net.parse_port("6379") == (6379, 6379)
+    assert net.parse_volume(f"{tmp_path}:/data") == (tmp_path.resolve(), "/data")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        with pytest.raises(UklError, match=f"host port {s.getsockname()[1]} is in use"):
+            net.check_host_ports([s.getsockname()[1]])
+    with pytest.raises(UklError, match="published twice"):
+        net.check_host_ports([5000, 5000])
+
+
+def test_bench_table_is_relative_to_linux_whatever_the_order():
+    row = lambda op, n: {"op": op, "size": 0, "min": n}
+    results = {"runs": [
+        {"config": "ukl", "metric": "guest instructions", "rows": [row("getppid", 50)]},
+        {"config": "baseline", "metric": "guest instructions", "rows": [row("getppid", 200)]},
+    ]}
+    head, _, first = bench.table(results).splitlines()[:3]
+    assert head.startswith("| operation | size | baseline (min guest instructions) | ukl (min)")
+    assert first == "| getppid | 0 | 200 | 50 | -75.0% |"
+    assert results["runs"][0]["config"] == "ukl"
