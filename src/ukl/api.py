@@ -7,11 +7,11 @@ from pathlib import Path
 
 from . import image, kernel, libc, net, programs, qemu
 from .errors import UklError
-from .layout import RUNS
+from .layout import EXAMPLES, ROOT, RUNS
 
 DEFAULT_TIMEOUT = 180.0
-# Examples installed in every guest's /bin as ordinary (ring 3) programs.
-GUEST_TOOLS = ["cpl"]
+# Ordinary (ring 3) programs in every guest's /bin.
+GUEST_TOOLS = {"cpl": EXAMPLES / "cpl.c", "ukl-busy": ROOT / "bench" / "busy.c"}
 
 
 @dataclass
@@ -37,6 +37,7 @@ class Options:
     disk: Path | None = None
     ports: list = field(default_factory=list)      # (host, guest) TCP ports
     volumes: list = field(default_factory=list)    # (host path, guest path)
+    services: list = field(default_factory=list)   # commands started before the program
 
 
 @dataclass
@@ -49,8 +50,8 @@ class Result:
 @functools.cache
 def _guest_tools() -> dict[str, bytes]:
     """Built once per process: examples/ does not change under a running process."""
-    return {tool: programs.build(programs.resolve(tool), "baseline").read_bytes()
-            for tool in GUEST_TOOLS}
+    return {tool: programs.build(programs.Program("source", tool, src), "baseline").read_bytes()
+            for tool, src in GUEST_TOOLS.items()}
 
 
 def build(program: str | programs.Program, baseline: bool = False) -> Built:
@@ -85,7 +86,7 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
     files = [(src, guest) for guest, src in prog.files.items()] + list(opts.volumes)
     initrd = image.build(work, built.name, built.binary, list(opts.args or prog.args),
                          built.tools, ports=[g for _, g in opts.ports], files=files,
-                         dirs=prog.dirs)
+                         dirs=prog.dirs, services=opts.services)
     accel = "tcg" if opts.icount else qemu.choose_accel(lambda: _probe_kvm(built.kernel))
     # Measurements also fix the address-space layout, which otherwise moves
     # page-table and fork costs by a few percent from boot to boot.

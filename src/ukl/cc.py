@@ -161,8 +161,8 @@ def link_host_executable(args: list[str], output: Path, sysroot: Path):
     lib = sysroot / "lib"
     run_gcc(["gcc", *libc.UKL_CFLAGS, *libc_includes(sysroot), "-static", "-no-pie",
              "-nostdlib", "-nostartfiles", str(lib / "crt1.o"), str(lib / "crti.o"), *args,
-             f"-L{lib}", "-Wl,--start-group", "-lc", "-Wl,--end-group", str(lib / "crtn.o"),
-             "-o", str(output)], "link failed")
+             str(TOOLCHAIN / "host-entry.S"), f"-L{lib}", "-Wl,--start-group", "-lc",
+             "-Wl,--end-group", str(lib / "crtn.o"), "-o", str(output)], "link failed")
 
 
 UKL_SECTION = ".ukl.object"

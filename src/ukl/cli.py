@@ -4,7 +4,7 @@ import shlex
 import signal
 import sys
 
-from . import api, bench, fetch, net, series
+from . import api, bench, fetch, net, series, serverbench
 from .errors import UklError
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
@@ -18,11 +18,13 @@ def _terminate(signum, frame):
     raise Terminated()
 
 
-def _cpus(text: str) -> int:
-    """--smp is checked before anything is built."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive number of CPUs, not {text!r}")
-    return int(text)
+def _positive(what: str):
+    """A positive count, checked before anything is built."""
+    def parse(text: str) -> int:
+        if not text.isdigit() or int(text) < 1:
+            raise argparse.ArgumentTypeError(f"must be a positive number of {what}, not {text!r}")
+        return int(text)
+    return parse
 
 
 class Parser(argparse.ArgumentParser):
@@ -47,7 +49,8 @@ def _parser() -> Parser:
     r.add_argument("program", help=PROGRAM_HELP)
     r.add_argument("--baseline", action="store_true",
                    help="run as an ordinary static musl binary on the stock-Linux baseline")
-    r.add_argument("--smp", type=_cpus, default=1, help="number of virtual CPUs (default 1)")
+    r.add_argument("--smp", type=_positive("CPUs"), default=1,
+                   help="number of virtual CPUs (default 1)")
     r.add_argument("--timeout", type=float, default=api.DEFAULT_TIMEOUT,
                    help="seconds before the guest is killed (default %(default)s)")
     r.add_argument("-p", dest="ports", action="append", default=[], metavar="HOST:GUEST",
@@ -57,7 +60,13 @@ def _parser() -> Parser:
     r.add_argument("--dry-run", action="store_true",
                    help="build everything and show the QEMU command, but do not boot")
 
-    bn = sub.add_parser("bench", help="LEBench-style costs: every configuration beside Linux")
+    bn = sub.add_parser("bench", help="LEBench-style costs, or a server's cost per request: "
+                        "every configuration beside Linux")
+    bn.add_argument("target", nargs="?", default="lebench",
+                    choices=["lebench", *serverbench.SERVERS],
+                    help="lebench (default), or a server recipe measured with its standard client")
+    bn.add_argument("--requests", type=_positive("requests"), default=2000,
+                    help="requests per measured batch, for servers (default %(default)s)")
     bn.add_argument("--quick", action="store_true", help="few iterations (for tests)")
     bn.add_argument("--configs", default="", help="comma-separated (default: all)")
     bn.add_argument("--ops", default="", help="comma-separated lebench operations (default: all)")
@@ -121,7 +130,10 @@ def main(argv=None):
             _run(args, prog_args)
         elif args.command == "bench":
             split = lambda v: [x for x in v.split(",") if x]
-            dest = bench.run(split(args.configs), split(args.ops), args.quick, not args.wall)
+            if args.target != "lebench":
+                dest = serverbench.run(args.target, split(args.configs), args.requests)
+            else:
+                dest = bench.run(split(args.configs), split(args.ops), args.quick, not args.wall)
             print((dest / "table.md").read_text(), end="")
             print(f"results: {dest}")
         else:

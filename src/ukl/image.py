@@ -23,7 +23,7 @@ INIT = """#!/bin/busybox sh
 export PATH=/bin
 ip link set lo up
 ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 && ip route add default via 10.0.2.2
-{readiness}stty -F /dev/{out} raw -echo
+{services}{readiness}stty -F /dev/{out} raw -echo
 stty -F /dev/{err} raw -echo
 cd /tmp
 echo "ukl: starting {argv0}"
@@ -82,12 +82,13 @@ PASSWD = b"root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/
 GROUP = b"root:x:0:\nnogroup:x:65534:\n"
 
 
-def init_script(argv: list[str], ports=()) -> str:
+def init_script(argv: list[str], ports=(), services=()) -> str:
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in GUEST_ENV.items())
     readiness = READINESS.format(ports=" ".join(f"{p:04X}" for p in ports), status=STATUS) \
         if ports else ""
+    started = "".join(f"{shlex.join(cmd)} </dev/null >/dev/null 2>&1 &\n" for cmd in services)
     return INIT.format(out=STDOUT, err=STDERR, status=STATUS, argv0=shlex.quote(argv[0]),
-                       env=env, cmd=shlex.join(argv), readiness=readiness)
+                       env=env, cmd=shlex.join(argv), readiness=readiness, services=started)
 
 
 def _mkdirs(cpio: "Cpio", name: str, made: set):
@@ -116,12 +117,14 @@ def _add_tree(cpio: "Cpio", host: Path, guest: str, made: set):
 
 
 def build(dest: Path, program_name: str, program: bytes, args: list[str],
-          tools: dict[str, bytes] | None = None, ports=(), files=(), dirs=()) -> Path:
+          tools: dict[str, bytes] | None = None, ports=(), files=(), dirs=(),
+          services=()) -> Path:
     """Write <dest>/initramfs.cpio.gz running /app/<program_name> with args.
 
     TOOLS maps names to ordinary executables installed in /bin; FILES are
     (host path, guest path) pairs copied in, DIRS empty guest directories;
-    the guest reports when every TCP port in PORTS listens."""
+    the guest reports when every TCP port in PORTS listens; SERVICES are
+    commands started in the background before the program."""
     busybox = fetch.unpack("busybox") / "bin" / "busybox"
     cpio = Cpio()
     made = {"bin", "dev", "proc", "sys", "tmp", "app", "etc"}
@@ -138,7 +141,7 @@ def build(dest: Path, program_name: str, program: bytes, args: list[str],
     for host, guest in files:
         _add_tree(cpio, Path(host), guest, made)
     argv = [f"/app/{program_name}", *args]
-    cpio.file("init", init_script(argv, ports).encode())
+    cpio.file("init", init_script(argv, ports, services).encode())
     cpio.file(f"app/{program_name}", program)
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / "initramfs.cpio.gz"

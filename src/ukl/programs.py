@@ -111,7 +111,8 @@ def _from_linked(path: Path, kind: str, flavor: str, out: Path):
                  str(out.with_name(out.name + ".discard"))])
         out.with_name(out.name + ".discard").unlink()
     elif kind == "linked":
-        capture(["objcopy", "--remove-section", cc.UKL_SECTION, str(path), str(out)])
+        raise UklError(f"{path} was linked for UKL; build the baseline with "
+                       f"CC='ukl-cc --baseline'")
     else:
         shutil.copyfile(path, out)
 

@@ -4,6 +4,7 @@ A step builds into DEST, then writes DEST/.ukl-step with its key last.  A
 missing or different stamp (an interrupted build, a changed pin or flag)
 removes DEST and builds again, so nothing half-built is ever used.
 """
+import fcntl
 import hashlib
 import json
 import shutil
@@ -23,11 +24,15 @@ def is_done(dest: Path, key: str) -> bool:
 
 
 def stamped(dest: Path, key: str, build: Callable[[Path], None]) -> Path:
-    """Run BUILD(DEST) unless DEST is complete for KEY; return DEST."""
-    if is_done(dest, key):
-        return dest
-    shutil.rmtree(dest, ignore_errors=True)
-    dest.mkdir(parents=True)
-    build(dest)
-    (dest / STAMP).write_text(key)
+    """Run BUILD(DEST) unless DEST is complete for KEY; return DEST.
+    One process at a time builds a DEST; the others wait and use its result."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(dest.parent / f".{dest.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if is_done(dest, key):
+            return dest
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.mkdir()
+        build(dest)
+        (dest / STAMP).write_text(key)
     return dest

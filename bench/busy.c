@@ -1,0 +1,59 @@
+/*
+ * The guest side of `ukl bench` for servers: for each TCP connection on PORT,
+ * one line "<CLOCK_MONOTONIC ns> <idle ns>", then close.  Idle is the time
+ * every CPU spent in the idle loop, from the kernel's NO_HZ accounting in
+ * /proc/timer_list.  Under QEMU -icount shift=0 a busy guest nanosecond is one
+ * guest instruction, so the difference of two samples, busy time, counts the
+ * instructions the guest executed in between, whoever executed them.
+ */
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static unsigned long long idle_ns(void)
+{
+	FILE *f = fopen("/proc/timer_list", "r");
+	char line[256];
+	unsigned long long sum = 0, v;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " .idle_sleeptime : %llu", &v) == 1 ||
+		    sscanf(line, " .iowait_sleeptime : %llu", &v) == 1)
+			sum += v;
+	fclose(f);
+	return sum;
+}
+
+int main(int argc, char **argv)
+{
+	int port = argc > 1 ? atoi(argv[1]) : 9, one = 1;
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) || listen(lfd, 4)) {
+		perror("busy: listen");
+		return 1;
+	}
+	for (;;) {
+		int fd = accept(lfd, NULL, NULL);
+		struct timespec ts;
+		char out[64];
+		unsigned long long idle;
+
+		if (fd < 0)
+			continue;
+		idle = idle_ns();
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		snprintf(out, sizeof(out), "%llu %llu\n",
+			 ts.tv_sec * 1000000000ULL + ts.tv_nsec, idle);
+		write(fd, out, strlen(out));
+		close(fd);
+	}
+}

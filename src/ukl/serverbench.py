@@ -1,0 +1,230 @@
+"""`ukl bench redis|memcached|nginx`: a server in the guest, the standard client
+on the host, every configuration beside the stock baseline in the same run.
+
+The headline is guest instructions per request.  The guest runs under
+`-icount shift=0`, where a busy guest nanosecond is one instruction; a probe
+in the guest (bench/busy.c) reports the monotonic clock and the kernel's idle
+time, so busy time over a measured batch of requests is the instructions the
+guest executed for them: the server, the network stack, interrupts.  Each
+batch runs twice in the same boot, to show the count repeats.  Host-side
+requests per second and latency percentiles are kept too, labelled noisy:
+under TCG they measure the emulator.
+"""
+import csv
+import io
+import json
+import re
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from . import api, bench, net
+from .errors import UklError
+from .layout import RUNS
+
+PROBE_PORT = 9
+CLIENT_TIMEOUT = 1800
+REPEATS = 2
+
+
+def _redis(port: int, test: str, n: int) -> dict:
+    res = subprocess.run(["redis-benchmark", "-p", str(port), "-c", "1", "-P", "1", "-n", str(n),
+                          "-t", test, "--csv"], capture_output=True, text=True,
+                         timeout=CLIENT_TIMEOUT)
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    if res.returncode != 0 or len(rows) != 1:
+        raise UklError(f"redis-benchmark -t {test} failed: {(res.stderr or res.stdout)[-200:]}")
+    row = rows[0]
+    return {"rps": float(row["rps"]), "p50_ms": float(row["p50_latency_ms"]),
+            "p99_ms": float(row["p99_latency_ms"])}
+
+
+def _timed(n: int, one_request) -> dict:
+    """N sequential requests; host-side rate and latency percentiles."""
+    lat = []
+    start = time.monotonic()
+    for i in range(n):
+        t = time.monotonic()
+        one_request(i)
+        lat.append(time.monotonic() - t)
+    total = time.monotonic() - start
+    lat.sort()
+    return {"rps": n / total, "p50_ms": 1e3 * lat[n // 2], "p99_ms": 1e3 * lat[(99 * n) // 100]}
+
+
+def _memcached(port: int, test: str, n: int) -> dict:
+    """The memcached text protocol over one connection, one request at a time."""
+    with socket.create_connection(("127.0.0.1", port), timeout=CLIENT_TIMEOUT) as s:
+        f = s.makefile("rb")
+
+        def request(i):
+            if test == "set":
+                s.sendall(b"set key:%d 0 0 8\r\nvalue%03d\r\n" % (i % 100, i % 1000))
+                assert f.readline() == b"STORED\r\n"
+            else:
+                s.sendall(b"get key:%d\r\n" % (i % 100))
+                while f.readline() not in (b"END\r\n", b""):
+                    pass
+        if test == "get":                       # the keys the gets find
+            for i in range(100):
+                s.sendall(b"set key:%d 0 0 8\r\nvalue%03d\r\n" % (i, i))
+                f.readline()
+        return _timed(n, request)
+
+
+WRK_COUNT = """-- Stop after a fixed number of responses, so that every run does the same work.
+local done = 0
+function response(status, headers, body)
+  done = done + 1
+  if status ~= 200 then error("status " .. status) end
+  if done >= {n} then wrk.thread:stop() end
+end
+"""
+
+
+def _nginx(port: int, test: str, n: int) -> dict:
+    out = RUNS / "wrk-count.lua"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(WRK_COUNT.replace("{n}", str(n)))
+    res = subprocess.run(["wrk", "-t1", "-c1", "-d600s", "--latency", "-s", str(out),
+                          f"http://127.0.0.1:{port}/"], capture_output=True, text=True,
+                         timeout=CLIENT_TIMEOUT)
+    m = re.search(r"Requests/sec:\s+([\d.]+)", res.stdout)
+    if res.returncode != 0 or not m:
+        raise UklError(f"wrk failed: {(res.stderr or res.stdout)[-200:]}")
+
+    def ms(pct):
+        v = re.search(rf"^\s+{pct}%\s+([\d.]+)(us|ms|s)", res.stdout, re.M)
+        return float(v.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[v.group(2)] if v else None
+    return {"rps": float(m.group(1)), "p50_ms": ms(50), "p99_ms": ms(99)}
+
+
+# server -> (guest port, client, tests)
+SERVERS = {
+    "redis": (6379, _redis, ["get", "set", "lpush"]),
+    "memcached": (11211, _memcached, ["get", "set"]),
+    "nginx": (80, _nginx, ["get"]),
+}
+CONFIGS = ["baseline", "ukl", "cpl3-on-ukl"]
+
+
+def _sample(port: int) -> tuple[int, int]:
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+        mono, idle = map(int, s.makefile().readline().split())
+    return mono, idle
+
+
+def _build(server: str, config: str) -> api.Built:
+    """As lebench's configurations: cpl3-on-ukl is the baseline build on the UKL kernel."""
+    built = api.build(server, baseline=config != "ukl")
+    if config == "cpl3-on-ukl":
+        built.kernel = api.build("hello").kernel
+        built.flavor = config
+    return built
+
+
+def _run_config(server: str, config: str, requests: int) -> dict:
+    guest_port, client, tests = SERVERS[server]
+    built = _build(server, config)
+    port, probe = net.free_port(), net.free_port()
+    opts = api.Options(ports=[(port, guest_port), (probe, PROBE_PORT)], icount=True,
+                       timeout=CLIENT_TIMEOUT, services=[["/bin/ukl-busy", str(PROBE_PORT)]])
+    rows = []
+    with api.Server(built, opts):
+        client(port, tests[0], max(10, requests // 10))             # warm up
+        for test in tests:
+            for rep in range(REPEATS):
+                mono0, idle0 = _sample(probe)
+                host = client(port, test, requests)
+                mono1, idle1 = _sample(probe)
+                busy = (mono1 - mono0) - (idle1 - idle0)
+                rows.append({"test": test, "repeat": rep, "requests": requests,
+                             "busy_instructions": busy, "per_request": busy / requests,
+                             "host_noisy": host})
+    return {"config": config, "rows": rows}
+
+
+def run(server: str, configs=None, requests: int = 2000) -> Path:
+    if server not in SERVERS:
+        raise UklError(f"unknown server benchmark {server!r}; valid: {', '.join(SERVERS)}")
+    configs = configs or ["baseline", "ukl"]
+    for c in configs:
+        if c not in CONFIGS:
+            raise UklError(f"unknown configuration {c!r}; valid: {', '.join(CONFIGS)}")
+    configs = ["baseline", *(c for c in dict.fromkeys(configs) if c != "baseline")]
+    results = {"server": server, "git": bench._git_rev(), "requests": requests,
+               "metric": "guest instructions per request (busy time under -icount shift=0)",
+               "runs": [_run_config(server, c, requests) for c in configs]}
+    dest = bench.BENCH_DIR / f"{server}-{time.strftime('%Y%m%d-%H%M%S')}"
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    (dest / "table.md").write_text(table(results))
+    plot(results, dest / "plot.png")
+    return dest
+
+
+def _per_test(run: dict) -> dict:
+    out = {}
+    for r in run["rows"]:
+        out.setdefault(r["test"], []).append(r)
+    return out
+
+
+def table(results: dict) -> str:
+    runs = results["runs"]
+    base = _per_test(runs[0])
+    head = ["test", "baseline (instructions/request)"]
+    for r in runs[1:]:
+        head += [f"{r['config']}", f"{r['config']} vs Linux"]
+    head += ["repeat spread", "noisy: rps " + " / ".join(r["config"] for r in runs),
+             "noisy: p50/p99 ms " + " / ".join(r["config"] for r in runs)]
+    lines = [f"{results['server']}: {results['requests']} requests per batch, one client "
+             f"connection, {REPEATS} batches per test", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for test, rows in base.items():
+        ref = min(x["per_request"] for x in rows)
+        cells = [test, f"{ref:.0f}"]
+        spread = max(_spread(rows), *(_spread(_per_test(r)[test]) for r in runs[1:]))
+        for r in runs[1:]:
+            v = min(x["per_request"] for x in _per_test(r)[test])
+            cells += [f"{v:.0f}", f"{100 * (v - ref) / ref:+.1f}%"]
+        host = [_per_test(r)[test][-1]["host_noisy"] for r in runs]
+        cells += [f"{100 * spread:.2f}%", " / ".join(f"{h['rps']:.0f}" for h in host),
+                  " / ".join(f"{_fmt(h['p50_ms'])}/{_fmt(h['p99_ms'])}" for h in host)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def _spread(rows: list[dict]) -> float:
+    vals = [x["per_request"] for x in rows]
+    return (max(vals) - min(vals)) / min(vals)
+
+
+def plot(results: dict, path: Path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UklError("matplotlib is missing: run ./setup.sh") from None
+    runs = results["runs"]
+    tests = list(_per_test(runs[0]))
+    fig, ax = plt.subplots(figsize=(max(6, 2 * len(tests)), 4))
+    width = 0.8 / len(runs)
+    for i, r in enumerate(runs):
+        by = _per_test(r)
+        ax.bar([x + i * width for x in range(len(tests))],
+               [min(x["per_request"] for x in by[t]) for t in tests], width, label=r["config"])
+    ax.set_xticks([x + width * (len(runs) - 1) / 2 for x in range(len(tests))])
+    ax.set_xticklabels(tests)
+    ax.set_ylabel("guest instructions per request")
+    ax.set_title(f"{results['server']}: guest instructions per request (lower is better)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
