@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ukl import bench, fetch, image, net, programs, qemu, recipes
+from ukl import bench, fetch, image, net, programs, qemu, recipes, serverbench
 from ukl.errors import UklError
 
 
@@ -133,3 +133,17 @@ def test_bench_table_is_relative_to_linux_whatever_the_order():
     assert head.startswith("| operation | size | baseline (min guest instructions) | ukl (min)")
     assert first == "| getppid | 0 | 200 | 50 | -75.0% |"
     assert results["runs"][0]["config"] == "ukl"
+
+
+def test_server_bench_table_reports_instructions_spread_and_noisy_host_numbers():
+    def run(config, per_request):
+        return {"config": config, "rows": [
+            {"test": "get", "repeat": i, "requests": 100, "per_request": v,
+             "busy_instructions": 100 * v, "host_noisy": {"rps": 900.0, "p50_ms": 1.0,
+                                                          "p99_ms": None}}
+            for i, v in enumerate(per_request)]}
+    results = {"server": "redis", "requests": 100,
+               "runs": [run("baseline", [50000, 50250]), run("ukl", [40000, 40100])]}
+    lines = serverbench.table(results).splitlines()
+    assert lines[2].startswith("| test | baseline (instructions/request) | ukl | ukl vs Linux |")
+    assert lines[4] == "| get | 50000 | 40000 | -20.0% | 0.50% | 900 / 900 | 1.00/- / 1.00/- |"

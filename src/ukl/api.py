@@ -21,6 +21,7 @@ class Built:
     kernel: Path         # bzImage to boot
     binary: bytes        # what goes to /app/<name>
     tools: dict          # ordinary executables for /bin, by name
+    files: list = field(default_factory=list)   # (host path, guest path) the program needs
 
     @property
     def name(self) -> str:
@@ -59,13 +60,16 @@ def build(program: str | programs.Program, baseline: bool = False) -> Built:
     prog = programs.resolve(program) if isinstance(program, str) else program
     libc.build("plain")
     tools = _guest_tools()
+    flavor = "baseline" if baseline else "ukl"
+    libc.build(flavor if flavor == "ukl" else "plain")
+    binary = programs.build(prog, flavor)
+    tree = programs.built_tree(prog, flavor)
+    files = [(tree / src, guest) for guest, src in prog.files.items()]
     if baseline:
-        binary = programs.build(prog, "baseline")
-        return Built(prog, "baseline", kernel.build("baseline"), binary.read_bytes(), tools)
-    libc.build("ukl")
-    obj = programs.build(prog, "ukl")
-    return Built(prog, kernel.ukl_flavor(), kernel.link(obj, prog.name),
-                 image.ukl_marker(prog.name), tools)
+        return Built(prog, "baseline", kernel.build("baseline"), binary.read_bytes(), tools,
+                     files)
+    return Built(prog, kernel.ukl_flavor(), kernel.link(binary, prog.name),
+                 image.ukl_marker(prog.name), tools, files)
 
 
 def _probe_kvm(kernel_image: Path) -> bool:
@@ -83,7 +87,7 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
     net.check_host_ports([h for h, _ in opts.ports])
     prog = built.program
     work = RUNS / f"{built.name}-{built.flavor}"
-    files = [(src, guest) for guest, src in prog.files.items()] + list(opts.volumes)
+    files = built.files + list(opts.volumes)
     initrd = image.build(work, built.name, built.binary, list(opts.args or prog.args),
                          built.tools, ports=[g for _, g in opts.ports], files=files,
                          dirs=prog.dirs, services=opts.services)
@@ -123,14 +127,14 @@ class Server:
         self.ready, self.stop = threading.Event(), threading.Event()
         self.stdout, self.stderr = _Buffer(), _Buffer()
         self.result: Result | None = None
-        self.error: UklError | None = None
+        self.error: Exception | None = None
         self.thread = threading.Thread(target=self._boot, daemon=True)
 
     def _boot(self):
         try:
             self.result = boot(self.built, self.opts, self.stdout, self.stderr,
                                on_ready=self.ready.set, stop=self.stop)
-        except UklError as e:
+        except Exception as e:          # reported by the caller's thread
             self.error = e
         finally:
             self.ready.set()

@@ -28,7 +28,7 @@ class Program:
     recipe: recipes.Recipe | None = None
     args: tuple = ()              # default arguments
     ports: tuple = ()             # guest TCP ports it listens on
-    files: dict = field(default_factory=dict)   # guest path -> host path
+    files: dict = field(default_factory=dict)   # guest path -> path in the built tree
     dirs: tuple = ()
 
 
@@ -115,6 +115,11 @@ def _from_linked(path: Path, kind: str, flavor: str, out: Path):
                        f"CC='ukl-cc --baseline'")
     else:
         shutil.copyfile(path, out)
+
+
+def built_tree(program: Program, flavor: str) -> Path | None:
+    """Where a recipe's files are, once built; None for other programs."""
+    return recipes.build(program.recipe, flavor) / "src" if program.recipe else None
 
 
 def build(program: Program, flavor: str) -> Path:
