@@ -1,6 +1,7 @@
 /*
  * The guest side of `ukl bench` for servers: for each TCP connection on PORT,
- * one line "<CLOCK_MONOTONIC ns> <idle ns>", then close.  Idle is the time
+ * one line "<CLOCK_MONOTONIC ns> <idle ns> <interrupts> <context switches>
+ * <softirqs>", then close.  Idle is the time
  * every CPU spent in the idle loop, from the kernel's NO_HZ accounting in
  * /proc/timer_list.  Under QEMU -icount shift=0 a busy guest nanosecond is one
  * guest instruction, so the difference of two samples, busy time, counts the
@@ -30,6 +31,25 @@ static unsigned long long idle_ns(void)
 	return sum;
 }
 
+/* The first number after KEY on its /proc/stat line (intr, ctxt, softirq). */
+static unsigned long long stat_count(const char *key)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	char line[1024];
+	unsigned long long n = 0;
+	size_t len = strlen(key);
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ' ') {
+			n = strtoull(line + len + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	int port = argc > 1 ? atoi(argv[1]) : 9, one = 1;
@@ -44,15 +64,16 @@ int main(int argc, char **argv)
 	for (;;) {
 		int fd = accept(lfd, NULL, NULL);
 		struct timespec ts;
-		char out[64];
+		char out[128];
 		unsigned long long idle;
 
 		if (fd < 0)
 			continue;
 		idle = idle_ns();
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		snprintf(out, sizeof(out), "%llu %llu\n",
-			 ts.tv_sec * 1000000000ULL + ts.tv_nsec, idle);
+		snprintf(out, sizeof(out), "%llu %llu %llu %llu %llu\n",
+			 ts.tv_sec * 1000000000ULL + ts.tv_nsec, idle, stat_count("intr"),
+			 stat_count("ctxt"), stat_count("softirq"));
 		write(fd, out, strlen(out));
 		close(fd);
 	}

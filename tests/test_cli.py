@@ -108,3 +108,39 @@ def test_ukl_cc_refuses_flags_that_cannot_work_in_kernel_code():
         res = subprocess.run([sys.executable, "-c", "from ukl.cc import main; main()", flag,
                               "x.c"], capture_output=True, text=True)
         assert_one_line_error(res, flag, why)
+
+
+@pytest.mark.boot
+def test_crashed_program_exits_128_plus_signal_with_console_tail():
+    res = ukl("run", "nullderef")
+    assert res.returncode == 139
+    assert "--- console tail ---" in res.stderr and "segfault at" in res.stderr
+    assert "ukl: nullderef was killed by SIGSEGV (exit 139)" in res.stderr.splitlines()[-1]
+    assert "Traceback" not in res.stderr
+
+
+@pytest.mark.boot
+def test_dry_run_shows_qemu_command_without_booting():
+    res = ukl("run", "--dry-run", "hello", "-p", "18080:80")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("qemu-system-x86_64 ")
+    assert "hostfwd=tcp:127.0.0.1:18080-:80" in res.stdout
+
+
+@pytest.mark.boot
+def test_failing_recipe_step_names_its_log_and_is_redone(tmp_path, monkeypatch, capsys):
+    from ukl import recipes
+    from ukl.errors import UklError
+    monkeypatch.setattr(recipes, "APPS", tmp_path)
+    monkeypatch.setattr(recipes, "BUILD_ROOT", tmp_path / "out")
+    (tmp_path / "broken.toml").write_text(
+        'description = "fails"\nsource = "musl"\n'
+        'steps = [["sh", "-c", "echo compiling; echo oops: no such header >&2; exit 3"]]\n'
+        'binary = "prog"\n')
+    for attempt in range(2):
+        with pytest.raises(UklError) as e:
+            recipes.binary(recipes.load("broken"), "baseline")
+        assert "broken (baseline) step 1/1: sh failed (exit 3)" in str(e.value)
+        assert "app-broken-baseline-1.log" in str(e.value)
+        assert "oops: no such header" in capsys.readouterr().err      # the log's last lines
+        assert not (tmp_path / "out" / "baseline" / "broken" / ".ukl-step").exists()

@@ -1,4 +1,5 @@
 """The two kernels share source and config; a new program only relinks vmlinux."""
+import io
 import re
 
 import pytest
@@ -31,3 +32,21 @@ def test_relinking_a_program_compiles_no_kernel_code(runs):
                       and o != "init/version-timestamp.o"]
     assert not kernel_objects, kernel_objects
     assert re.search(r"^\s+LD\s+vmlinux$", log, re.M)
+
+
+def test_programs_with_one_name_get_their_own_kernels(tmp_path, runs):
+    """Two `lua`s from two directories, built A, B, A in one process: A gets A's kernel."""
+    runs("hello")
+    built = {}
+    for which in ("first", "second"):
+        src = tmp_path / which / "lua.c"
+        src.parent.mkdir()
+        src.write_text(f'#include <stdio.h>\nint main(void) {{ puts("{which}"); return 0; }}\n')
+        built[which] = api.build(str(src))
+    again = api.build(str(tmp_path / "first" / "lua.c"))
+    assert built["first"].kernel != built["second"].kernel
+    assert again.kernel == built["first"].kernel
+    for b, want in ((again, "first"), (built["second"], "second")):
+        buf = io.BytesIO()
+        assert api.boot(b, stdout=buf).status == 0
+        assert buf.getvalue().decode().strip() == want

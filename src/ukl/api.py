@@ -39,6 +39,7 @@ class Options:
     ports: list = field(default_factory=list)      # (host, guest) TCP ports
     volumes: list = field(default_factory=list)    # (host path, guest path)
     services: list = field(default_factory=list)   # commands started before the program
+    kernel_args: list = field(default_factory=list)
 
 
 @dataclass
@@ -94,7 +95,7 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
     accel = "tcg" if opts.icount else qemu.choose_accel(lambda: _probe_kvm(built.kernel))
     # Measurements also fix the address-space layout, which otherwise moves
     # page-table and fork costs by a few percent from boot to boot.
-    extra = ["norandmaps"] if opts.icount else []
+    extra = (["norandmaps"] if opts.icount else []) + list(opts.kernel_args)
     return qemu.Machine(built.kernel, initrd, work, smp=opts.smp, accel=accel,
                         icount=opts.icount, disk=opts.disk, cmdline_extra=extra,
                         ports=list(opts.ports))

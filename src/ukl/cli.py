@@ -65,7 +65,7 @@ def _parser() -> Parser:
     bn.add_argument("target", nargs="?", default="lebench",
                     choices=["lebench", *serverbench.SERVERS],
                     help="lebench (default), or a server recipe measured with its standard client")
-    bn.add_argument("--requests", type=_positive("requests"), default=2000,
+    bn.add_argument("--requests", type=_positive("requests"), default=10000,
                     help="requests per measured batch, for servers (default %(default)s)")
     bn.add_argument("--quick", action="store_true", help="few iterations (for tests)")
     bn.add_argument("--configs", default="", help="comma-separated (default: all)")
@@ -108,7 +108,21 @@ def _run(args, prog_args):
                           flush=True)
     result = api.boot(built, opts, stdout=sys.stdout.buffer, stderr=sys.stderr.buffer,
                       on_ready=ready)
+    if result.status > 128:
+        _report_crash(built.name, result)
     sys.exit(result.status)
+
+
+def _report_crash(name: str, result: api.Result):
+    """A program killed by a signal: the console tail, then one line; the status stays 128+N."""
+    try:
+        sig = signal.Signals(result.status - 128).name
+    except ValueError:
+        return                                    # an exit status above 128, not a signal
+    tail = result.console.read_text(errors="replace").splitlines()[-15:]
+    print("\n".join(["--- console tail ---", *tail]), file=sys.stderr)
+    print(f"ukl: {name} was killed by {sig} (exit {result.status}) [console: {result.console}]",
+          file=sys.stderr)
 
 
 def main(argv=None):
