@@ -3,7 +3,6 @@ import os
 import socket
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -144,3 +143,20 @@ def test_failing_recipe_step_names_its_log_and_is_redone(tmp_path, monkeypatch, 
         assert "app-broken-baseline-1.log" in str(e.value)
         assert "oops: no such header" in capsys.readouterr().err      # the log's last lines
         assert not (tmp_path / "out" / "baseline" / "broken" / ".ukl-step").exists()
+
+
+@pytest.mark.boot
+def test_patches_check_exits_non_zero_on_checkpatch_errors(tmp_path, monkeypatch):
+    from ukl import cli, series
+    from ukl.errors import UklError
+    for component in ("linux", "musl"):
+        assert ukl("patches", "check", component).returncode == 0, component
+    bad = tmp_path / "0001-unsigned.patch"
+    bad.write_text("From: A <a@example.org>\nSubject: [PATCH] x: change a line\n\nWhy.\n---\n"
+                   " a.c | 2 +-\n\ndiff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n"
+                   "@@ -1 +1 @@\n-int a;\n+int b;\n")
+    script_tree = series.tree("linux")
+    monkeypatch.setattr(series, "tree", lambda name: script_tree)
+    monkeypatch.setattr(series, "patches", lambda name: [bad])
+    with pytest.raises(UklError, match=r"checkpatch found \d+ error\(s\) in the linux series"):
+        cli._patches("check", "linux")

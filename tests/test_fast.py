@@ -1,6 +1,5 @@
 """The fast tier: no kernel, no C library, no guest.  `pytest -m "not boot"` runs these."""
 import gzip
-import json
 import socket
 from pathlib import Path
 

@@ -141,13 +141,13 @@ def link(args: list[str], output: Path, sysroot: Path, libs: list[str] = ()):
     try:
         check_undefined(partial)
         check_kernel_entries(partial)
-        _warn_dynamic_loading(trace, lib)
+        _warn_dynamic_loading(trace)
         os.replace(partial, output)
     finally:
         partial.unlink(missing_ok=True)
 
 
-def _warn_dynamic_loading(trace: str, lib: Path):
+def _warn_dynamic_loading(trace: str):
     """One line naming the dynamic-loading functions the program itself calls."""
     used = sorted({m.group(1) for m in re.finditer(r"^(?!.*libc\.a\().*: reference to (\w+)$",
                                                       trace, re.M)})
@@ -177,8 +177,7 @@ def link_program(args: list[str], output: Path):
     try:
         link(args, ukl_obj, libc.require("ukl"))
         link_host_executable(args, host, libc.require("plain"))
-        capture(["objcopy", "--add-section", f"{UKL_SECTION}={ukl_obj}",
-                 "--set-section-flags", f"{UKL_SECTION}=noload,readonly", str(host)])
+        capture(["objcopy", "--add-section", f"{UKL_SECTION}={ukl_obj}", str(host)])
         os.replace(host, output)
     finally:
         ukl_obj.unlink(missing_ok=True)

@@ -108,7 +108,7 @@ def _run(args, prog_args):
                           flush=True)
     result = api.boot(built, opts, stdout=sys.stdout.buffer, stderr=sys.stderr.buffer,
                       on_ready=ready)
-    if result.status > 128:
+    if result.status is not None and result.status > 128:
         _report_crash(built.name, result)
     sys.exit(result.status)
 

@@ -25,9 +25,12 @@ from pathlib import Path
 
 from . import fetch, libc, steps
 from .errors import UklError
-from .layout import APPS, LOGS, OUT, ROOT
+from .layout import APPS, LOGS, OUT
 from .proc import run
 
+# What ukl-cc is made of: a change to any of them rebuilds every recipe.
+UKL_CC_SOURCES = [Path(__file__).with_name("cc.py"),
+                  *sorted(Path(__file__).with_name("toolchain").iterdir())]
 REQUIRED = {"description", "source", "steps"}
 OPTIONAL = {"depends", "binary", "args", "ports", "files", "dirs"}
 BUILD_ROOT = OUT / "apps"
@@ -110,7 +113,7 @@ def _key(recipe: Recipe, flavor: str, deps: dict[str, Path]) -> str:
     return steps.key_of(flavor, fetch.pin_digest(recipe.source), path(recipe.name).read_text(),
                         [(d, (p / steps.STAMP).read_text()) for d, p in deps.items()],
                         [(libc.sysroot(f) / ".ukl-stamp").read_text() for f in ("ukl", "plain")],
-                        (ROOT / "src" / "ukl" / "cc.py").read_text())
+                        [p.read_text() for p in UKL_CC_SOURCES])
 
 
 def _run_steps(recipe: Recipe, flavor: str, dest: Path, deps: dict[str, Path]):
@@ -120,7 +123,12 @@ def _run_steps(recipe: Recipe, flavor: str, dest: Path, deps: dict[str, Path]):
     values = {"cc": _compiler(dest, flavor), "jobs": (os.cpu_count() or 1) + 1,
               "prefix": dest / "prefix", **deps}
     for i, step in enumerate(recipe.steps, 1):
-        cmd = [arg.format(**values) for arg in step]
+        try:
+            cmd = [arg.format(**values) for arg in step]
+        except (KeyError, IndexError, ValueError) as e:
+            raise UklError(f"recipe {recipe.name}, step {i}: bad placeholder {e} (known: "
+                           f"{', '.join('{%s}' % k for k in values)}; write {{{{ for a brace)")
+
         log_name = f"app-{recipe.name}-{flavor}-{i}"
         try:
             run(cmd, f"{recipe.name} ({flavor}) step {i}/{len(recipe.steps)}: {cmd[0]}",
