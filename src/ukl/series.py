@@ -67,12 +67,20 @@ def _create(name: str, tree: Path):
 
 
 def _apply(name: str, tree: Path):
+    """Upstream plus the series; the stamp exists only once all of it applied."""
+    _stamp(tree).unlink(missing_ok=True)
+    if (tree / ".git" / "rebase-apply").exists():         # an earlier apply that failed
+        _git(tree, "am", "--abort")
     _git(tree, "checkout", "-q", "-f", "-B", "ukl", "upstream")
     _git(tree, "clean", "-q", "-f", "-d")
     series = patches(name)
     if series:
-        run([*GIT, "-C", tree, "am", "-q", "--keep-cr", *series],
-            f"apply {name} series ({len(series)} patches)", f"tree-{name}")
+        try:
+            run([*GIT, "-C", tree, "am", "-q", "--keep-cr", *series],
+                f"apply {name} series ({len(series)} patches)", f"tree-{name}")
+        except UklError:
+            subprocess.run([*GIT, "-C", str(tree), "am", "--abort"], capture_output=True)
+            raise
     _stamp(tree).write_text(f"{series_hash(name)} {_git(tree, 'rev-parse', 'HEAD').strip()}\n")
 
 
