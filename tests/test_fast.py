@@ -1,6 +1,7 @@
 """The fast tier: no kernel, no C library, no guest.  `pytest -m "not boot"` runs these."""
 import gzip
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,27 @@ def test_server_bench_table_reports_instructions_spread_and_noisy_host_numbers()
     lines = serverbench.table(results).splitlines()
     assert lines[2].startswith("| test | baseline (instructions/request) | ukl | ukl vs Linux |")
     assert lines[4] == "| get | 50125 | 40050 | -20.1% | 0.50% | 900 / 900 | 1.00/- / 1.00/- |"
+
+
+def test_a_series_that_fails_to_apply_leaves_no_usable_tree(tmp_path, monkeypatch):
+    """Nothing may build from upstream alone after `git am` failed half way."""
+    from ukl import series
+    tree = tmp_path / "linux"
+    tree.mkdir()
+    (tree / "a.c").write_text("int a;\n")
+    git = [*series.GIT, "-C", str(tree)]
+    for step in (["init", "-q"], ["add", "a.c"], ["commit", "-q", "-m", "upstream"],
+                 ["tag", "upstream"]):
+        subprocess.run([*git, *step], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    series._stamp(tree).write_text(f"an-older-series {head}")
+    bad = tmp_path / "0001-x.patch"
+    bad.write_text("From: A <a@example.org>\nSubject: [PATCH] x\n\n---\ndiff --git a/b.c b/b.c\n"
+                   "--- a/b.c\n+++ b/b.c\n@@ -1 +1 @@\n-int b;\n+int c;\n")
+    monkeypatch.setattr(series, "TREES", tmp_path)
+    monkeypatch.setattr(series, "patches", lambda name: [bad])
+    for _ in range(2):
+        with pytest.raises(UklError):
+            series.tree("linux")
+        assert not series._stamp(tree).exists()
+        assert not (tree / ".git" / "rebase-apply").exists()

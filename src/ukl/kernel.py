@@ -82,21 +82,31 @@ def configure(flavor: str):
         digest.update(frag.read_bytes())
     stamp = bdir / ".ukl-config"
     tree = series.tree("linux")
-    if stamp.exists() and stamp.read_text() == digest.hexdigest():
+    if stamp.exists() and stamp.read_text() == digest.hexdigest() and not _dropped(flavor):
         return
     bdir.mkdir(parents=True, exist_ok=True)
+    stamp.unlink(missing_ok=True)
     _make(flavor, f"configure kernel ({flavor})", "tinyconfig")
     run([tree / "scripts/kconfig/merge_config.sh", "-m", "-O", bdir, bdir / ".config",
          *_fragments(flavor)], f"merge config fragments ({flavor})", f"kernel-{flavor}-config",
         cwd=tree, env={"ARCH": "x86_64"})
     _make(flavor, f"configure kernel ({flavor})", "olddefconfig")
-    values = config_values(flavor)
-    for key, want in requested_options(flavor).items():
-        have = values.get(key, "n")
-        if have != want:
-            raise UklError(f"kernel config ({flavor}): {key}={want} requested but Kconfig "
-                           f"chose {have} (unmet dependency?)")
+    dropped = _dropped(flavor)
+    if dropped:
+        key, want, have = dropped[0]
+        raise UklError(f"kernel config ({flavor}): {key}={want} requested but Kconfig "
+                       f"chose {have} (unmet dependency?)")
     stamp.write_text(digest.hexdigest())
+
+
+def _dropped(flavor: str) -> list[tuple[str, str, str]]:
+    """Requested options the .config does not have (none, or no .config yet):
+    checked on every build, since a make against another tree rewrites it."""
+    if not (build_dir(flavor) / ".config").exists():
+        return [("(no .config)", "", "")]
+    values = config_values(flavor)
+    return [(k, want, values.get(k, "n")) for k, want in requested_options(flavor).items()
+            if values.get(k, "n") != want]
 
 
 @contextmanager
