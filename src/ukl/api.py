@@ -62,7 +62,8 @@ def build(program: str | programs.Program, baseline: bool = False) -> Built:
     libc.build("plain")
     tools = _guest_tools()
     flavor = "baseline" if baseline else "ukl"
-    libc.build(flavor if flavor == "ukl" else "plain")
+    if not baseline:
+        libc.build("ukl")
     binary = programs.build(prog, flavor)
     tree = programs.built_tree(prog, flavor)
     files = [(tree / src, guest) for guest, src in prog.files.items()]
