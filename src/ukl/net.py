@@ -37,6 +37,8 @@ def check_host_ports(ports: list[int]):
         raise UklError(f"host port published twice: {sorted(ports)}")
     for port in ports:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            # As QEMU binds it: a connection still in TIME_WAIT does not count.
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 s.bind(("127.0.0.1", port))
             except OSError as e:
