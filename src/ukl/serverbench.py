@@ -76,10 +76,6 @@ def _memcached(port: int, test: str, n: int) -> dict:
                 s.sendall(b"get key:%d\r\n" % (i % 100))
                 while f.readline() not in (b"END\r\n", b""):
                     pass
-        if test == "get":                       # the keys the gets find
-            for i in range(100):
-                s.sendall(b"set key:%d 0 0 8\r\nvalue%03d\r\n" % (i, i))
-                f.readline()
         return _timed(n, request)
 
 
@@ -100,18 +96,23 @@ def _nginx(port: int, test: str, n: int) -> dict:
         conn.close()
 
 
-def _flush(port: int, command: bytes):
+def _reset(port: int, lines: list[bytes]):
     """Before every batch, outside the measurement: each starts from the same state."""
     with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
-        s.sendall(command)
-        s.recv(64)
+        f = s.makefile("rb")
+        for line in lines:
+            s.sendall(line)
+            f.readline()
 
 
-# server -> (guest port, client, tests, command that empties it)
+# The keys memcached's gets find.
+MEMCACHED_KEYS = [b"set key:%d 0 0 8\r\nvalue%03d\r\n" % (i, i) for i in range(100)]
+
+# server -> (guest port, client, tests, the requests that reset it)
 SERVERS = {
-    "redis": (6379, _redis, ["get", "set", "lpush"], b"FLUSHALL\r\n"),
-    "memcached": (11211, _memcached, ["get", "set"], b"flush_all\r\n"),
-    "nginx": (80, _nginx, ["get"], None),
+    "redis": (6379, _redis, ["get", "set", "lpush"], [b"FLUSHALL\r\n"]),
+    "memcached": (11211, _memcached, ["get", "set"], [b"flush_all\r\n", *MEMCACHED_KEYS]),
+    "nginx": (80, _nginx, ["get"], []),
 }
 CONFIGS = ["baseline", "ukl", "cpl3-on-ukl"]
 
@@ -143,7 +144,7 @@ def _build(server: str, config: str) -> api.Built:
 
 
 def _run_config(server: str, config: str, requests: int) -> dict:
-    guest_port, client, tests, flush = SERVERS[server]
+    guest_port, client, tests, reset = SERVERS[server]
     built = _build(server, config)
     port, probe = net.free_port(), net.free_port()
     opts = api.Options(ports=[(port, guest_port), (probe, PROBE_PORT)], icount=True,
@@ -155,8 +156,7 @@ def _run_config(server: str, config: str, requests: int) -> dict:
         background = _background(probe)
         for test in tests:
             for rep in range(REPEATS):
-                if flush:
-                    _flush(port, flush)
+                _reset(port, reset)
                 before = _sample(probe)
                 host = client(port, test, requests)
                 after = _sample(probe)
