@@ -10,7 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
-from . import cc, fetch, libc, series
+from . import cc, fetch, libc
 from .layout import OUT
 from .proc import run
 
@@ -18,17 +18,9 @@ ROOT = OUT / "cxx"
 BUILD = OUT / "cxx-build"
 
 
-def _flags(sysroot: Path, kheaders: Path) -> str:
-    return " ".join([*libc.UKL_CFLAGS, *cc.libc_includes(sysroot), "-isystem", str(kheaders)])
-
-
-def _kernel_headers() -> Path:
-    """<linux/futex.h> and friends, from the pinned kernel (libc++'s atomics use them)."""
-    dest = BUILD / "kheaders"
-    run(["make", "-C", series.tree("linux"), f"O={BUILD / 'kheaders-build'}",
-         f"INSTALL_HDR_PATH={dest}", "headers_install"],
-        "install kernel UAPI headers for libc++", "cxx-headers")
-    return dest / "include"
+def _flags(sysroot: Path) -> str:
+    """The UKL code flags; the sysroot has <linux/futex.h>, which libc++'s atomics use."""
+    return " ".join([*libc.UKL_CFLAGS, *cc.libc_includes(sysroot)])
 
 
 def _cmake(src: Path, build: Path, flags: str, step: str, *options: str):
@@ -80,7 +72,8 @@ def _replace_red_zone_builtin(src: Path, flags: str):
 def build() -> Path:
     """Build the runtime into out/cxx (cached); return its prefix."""
     sysroot = libc.build("ukl")
-    key = f"{fetch.pin('llvm')['files']} {libc.UKL_CFLAGS} {RUNTIMES} {BUILTINS} " \
+    flags = _flags(sysroot)
+    key = f"{fetch.pin('llvm')['files']} {flags} {RUNTIMES} {BUILTINS} " \
           f"{(sysroot / '.ukl-stamp').read_text()}"
     digest = hashlib.sha256(key.encode()).hexdigest()
     stamp = ROOT / ".ukl-stamp"
@@ -89,7 +82,6 @@ def build() -> Path:
     src = fetch.unpack("llvm")
     shutil.rmtree(BUILD, ignore_errors=True)
     shutil.rmtree(ROOT, ignore_errors=True)
-    flags = _flags(sysroot, _kernel_headers())
     _cmake(src / "runtimes", BUILD / "runtimes", flags, "libc++, libc++abi, libunwind",
            *RUNTIMES)
     run(["ninja", "-C", BUILD / "runtimes", "install"], "install the C++ runtime", "cxx")
