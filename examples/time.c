@@ -4,7 +4,10 @@
  * without entering the kernel (the vDSO, or UKL's in-kernel copy of it).
  */
 #include <errno.h>
-#include <stdint.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -12,29 +15,20 @@
 #include <sys/time.h>
 #include <time.h>
 
-/* Classic BPF and seccomp ABI (musl ships no kernel headers). */
-struct sock_filter { uint16_t code; uint8_t jt, jf; uint32_t k; };
-struct sock_fprog { unsigned short len; struct sock_filter *filter; };
-#define LD_W_ABS	0x20
-#define JEQ_K		0x15
-#define RET_K		0x06
-#define ARCH_X86_64	0xc000003e
-#define RET_ALLOW	0x7fff0000
-#define RET_ERRNO	0x00050000
-
 static int forbid_clock_gettime_syscall(void)
 {
 	struct sock_filter insns[] = {
-		{ LD_W_ABS, 0, 0, 4 },				/* seccomp_data.arch */
-		{ JEQ_K, 0, 3, ARCH_X86_64 },
-		{ LD_W_ABS, 0, 0, 0 },				/* seccomp_data.nr */
-		{ JEQ_K, 0, 1, SYS_clock_gettime },
-		{ RET_K, 0, 0, RET_ERRNO | EPERM },
-		{ RET_K, 0, 0, RET_ALLOW },
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clock_gettime, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = { sizeof(insns) / sizeof(insns[0]), insns };
 
-	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, 2, &prog);
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
 static double seconds(struct timespec t)
