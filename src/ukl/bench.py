@@ -55,17 +55,17 @@ def _scratch_disk() -> Path:
     return disk
 
 
-def _build(config: str) -> api.Built:
+def build_config(config: str, program: str = str(LEBENCH)) -> api.Built:
+    """PROGRAM as CONFIG runs it: cpl3-on-ukl is its baseline build on the UKL kernel."""
     ukl_program, kernel_flavor = CONFIGS[config]
-    built = api.build(str(LEBENCH), baseline=not ukl_program)
+    built = api.build(program, baseline=not ukl_program)
     if built.flavor != kernel_flavor:
-        built = dataclasses.replace(built, flavor=config,
-                                    kernel=api.build(str(LEBENCH)).kernel)
+        built = dataclasses.replace(built, flavor=config, kernel=api.build(program).kernel)
     return built
 
 
 def _run_one(config: str, ops: list[str], quick: bool, icount: bool) -> dict:
-    built = _build(config)
+    built = build_config(config)
     out, err = io.BytesIO(), io.BytesIO()
     args = (["--quick"] if quick else []) + (ops or operations())
     start = time.monotonic()

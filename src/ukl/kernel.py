@@ -82,7 +82,8 @@ def configure(flavor: str):
         digest.update(frag.read_bytes())
     stamp = bdir / ".ukl-config"
     tree = series.tree("linux")
-    if stamp.exists() and stamp.read_text() == digest.hexdigest() and not _dropped(flavor):
+    if stamp.exists() and stamp.read_text() == digest.hexdigest() and \
+            (bdir / ".config").exists() and not _dropped(flavor):
         return
     bdir.mkdir(parents=True, exist_ok=True)
     stamp.unlink(missing_ok=True)
@@ -100,10 +101,8 @@ def configure(flavor: str):
 
 
 def _dropped(flavor: str) -> list[tuple[str, str, str]]:
-    """Requested options the .config does not have (none, or no .config yet):
-    checked on every build, since a make against another tree rewrites it."""
-    if not (build_dir(flavor) / ".config").exists():
-        return [("(no .config)", "", "")]
+    """Requested options the .config does not have: checked on every build,
+    since a make against another tree rewrites it."""
     values = config_values(flavor)
     return [(k, want, values.get(k, "n")) for k, want in requested_options(flavor).items()
             if values.get(k, "n") != want]

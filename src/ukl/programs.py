@@ -6,7 +6,7 @@ app recipe name.
 """
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import cc, cxx, libc, recipes
@@ -26,10 +26,24 @@ class Program:
     name: str                     # its name in the guest: /app/<name>
     path: Path | None = None      # the source or linked file (not for recipes)
     recipe: recipes.Recipe | None = None
-    args: tuple = ()              # default arguments
-    ports: tuple = ()             # guest TCP ports it listens on
-    files: dict = field(default_factory=dict)   # guest path -> path in the built tree
-    dirs: tuple = ()
+
+    # A recipe's default arguments, guest ports, guest files (guest path ->
+    # path in the built tree) and empty guest directories; none for the rest.
+    @property
+    def args(self) -> tuple:
+        return self.recipe.args if self.recipe else ()
+
+    @property
+    def ports(self) -> tuple:
+        return self.recipe.ports if self.recipe else ()
+
+    @property
+    def files(self) -> dict:
+        return self.recipe.files if self.recipe else {}
+
+    @property
+    def dirs(self) -> tuple:
+        return self.recipe.dirs if self.recipe else ()
 
 
 def examples() -> list[str]:
@@ -53,9 +67,7 @@ def resolve(arg: str) -> Program:
             if (EXAMPLES / f"{arg}{suffix}").exists():
                 return Program("example", arg, EXAMPLES / f"{arg}{suffix}")
         if recipes.path(arg).is_file():
-            r = recipes.load(arg)
-            return Program("recipe", arg, recipe=r, args=r.args, ports=r.ports, files=r.files,
-                           dirs=r.dirs)
+            return Program("recipe", arg, recipe=recipes.load(arg))
     path = Path(arg)
     if path.is_file():
         if path.suffix in SUFFIXES:

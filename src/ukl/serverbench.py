@@ -114,7 +114,6 @@ SERVERS = {
     "memcached": (11211, _memcached, ["get", "set"], [b"flush_all\r\n", *MEMCACHED_KEYS]),
     "nginx": (80, _nginx, ["get"], []),
 }
-CONFIGS = ["baseline", "ukl", "cpl3-on-ukl"]
 
 
 def _sample(port: int) -> list[int]:
@@ -134,18 +133,9 @@ def _background(probe: int) -> float:
     return ((mono1 - mono0) - (idle1 - idle0)) / (mono1 - mono0)
 
 
-def _build(server: str, config: str) -> api.Built:
-    """As lebench's configurations: cpl3-on-ukl is the baseline build on the UKL kernel."""
-    built = api.build(server, baseline=config != "ukl")
-    if config == "cpl3-on-ukl":
-        built.kernel = api.build("hello").kernel
-        built.flavor = config
-    return built
-
-
 def _run_config(server: str, config: str, requests: int) -> dict:
     guest_port, client, tests, reset = SERVERS[server]
-    built = _build(server, config)
+    built = bench.build_config(config, server)
     port, probe = net.free_port(), net.free_port()
     opts = api.Options(ports=[(port, guest_port), (probe, PROBE_PORT)], icount=True,
                        timeout=CLIENT_TIMEOUT, services=[["/bin/ukl-busy", str(PROBE_PORT)]],
@@ -179,8 +169,8 @@ def run(server: str, configs=None, requests: int = 10000) -> Path:
         raise UklError(f"unknown server benchmark {server!r}; valid: {', '.join(SERVERS)}")
     configs = configs or ["baseline", "ukl"]
     for c in configs:
-        if c not in CONFIGS:
-            raise UklError(f"unknown configuration {c!r}; valid: {', '.join(CONFIGS)}")
+        if c not in bench.CONFIGS:
+            raise UklError(f"unknown configuration {c!r}; valid: {', '.join(bench.CONFIGS)}")
     configs = ["baseline", *(c for c in dict.fromkeys(configs) if c != "baseline")]
     results = {"server": server, "git": bench._git_rev(), "requests": requests,
                "metric": "guest instructions per request (busy time under -icount shift=0)",
