@@ -5,7 +5,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import image, kernel, libc, net, programs, qemu
+from . import configs, image, kernel, libc, net, programs, qemu
 from .errors import UklError
 from .layout import EXAMPLES, ROOT, RUNS
 
@@ -17,7 +17,8 @@ GUEST_TOOLS = {"cpl": EXAMPLES / "cpl.c", "ukl-busy": ROOT / "bench" / "busy.c"}
 @dataclass
 class Built:
     program: programs.Program
-    flavor: str          # "baseline", "ukl" or another UKL kernel (kernel.FLAVORS)
+    config: configs.Config
+    flavor: str          # the kernel: "baseline", "ukl" or another UKL kernel (kernel.FLAVORS)
     kernel: Path         # bzImage to boot
     binary: bytes        # what goes to /app/<name>
     tools: dict          # ordinary executables for /bin, by name
@@ -56,22 +57,29 @@ def _guest_tools() -> dict[str, bytes]:
             for tool, src in GUEST_TOOLS.items()}
 
 
-def build(program: str | programs.Program, baseline: bool = False) -> Built:
-    """Build everything PROGRAM needs: C library, program, kernel (relinked for UKL)."""
+def build(program: str | programs.Program, config: "str | configs.Config" = "ukl",
+          baseline: bool = False) -> Built:
+    """Build everything PROGRAM needs under CONFIG (`baseline=True` is config "baseline"):
+    C library, program, kernel (relinked for a UKL program)."""
+    cfg = configs.get("baseline" if baseline else config)
     prog = programs.resolve(program) if isinstance(program, str) else program
     libc.build("plain")
     tools = _guest_tools()
-    flavor = "baseline" if baseline else "ukl"
-    if not baseline:
+    if cfg.ukl:
         libc.build("ukl")
-    binary = programs.build(prog, flavor)
-    tree = programs.built_tree(prog, flavor)
+    binary = programs.build(prog, cfg.program)
+    tree = programs.built_tree(prog, cfg.program)
     files = [(tree / src, guest) for guest, src in prog.files.items()]
-    if baseline:
-        return Built(prog, "baseline", kernel.build("baseline"), binary.read_bytes(), tools,
+    if cfg.kernel == "baseline":
+        return Built(prog, cfg, "baseline", kernel.build("baseline"), binary.read_bytes(), tools,
                      files)
-    return Built(prog, kernel.ukl_flavor(), kernel.link(binary, prog.name),
-                 image.ukl_marker(prog.name), tools, files)
+    flavor = kernel.ukl_flavor()
+    if cfg.ukl:
+        image_, payload = kernel.link(binary, prog.name), image.ukl_marker(prog.name)
+    else:                           # an ordinary program on the UKL kernel
+        image_, payload = kernel.build(flavor), binary.read_bytes()
+    configs.check_kernel(cfg, kernel.config_values(flavor))
+    return Built(prog, cfg, flavor, image_, payload, tools, files)
 
 
 def _probe_kvm(kernel_image: Path) -> bool:
@@ -88,7 +96,7 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
         raise UklError(f"--smp must be at least 1, not {opts.smp}")
     net.check_host_ports([h for h, _ in opts.ports])
     prog = built.program
-    work = RUNS / f"{built.name}-{built.flavor}"
+    work = RUNS / f"{built.name}-{built.config.name}"
     files = built.files + list(opts.volumes)
     initrd = image.build(work, built.name, built.binary, list(opts.args or prog.args),
                          built.tools, ports=[g for _, g in opts.ports], files=files,
@@ -96,7 +104,8 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
     accel = "tcg" if opts.icount else qemu.choose_accel(lambda: _probe_kvm(built.kernel))
     # Measurements also fix the address-space layout, which otherwise moves
     # page-table and fork costs by a few percent from boot to boot.
-    extra = (["norandmaps"] if opts.icount else []) + list(opts.kernel_args)
+    extra = ((["norandmaps"] if opts.icount else []) + built.config.kernel_args()
+             + list(opts.kernel_args))
     return qemu.Machine(built.kernel, initrd, work, smp=opts.smp, accel=accel,
                         icount=opts.icount, disk=opts.disk, cmdline_extra=extra,
                         ports=list(opts.ports))
@@ -110,13 +119,13 @@ def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_r
                        stop=stop)
     if result.failure:
         sys.stderr.write(f"--- console tail ({result.console}) ---\n{result.console_tail()}\n")
-        raise UklError(f"{built.name} ({built.flavor}): {result.failure} [console: {result.console}]")
+        raise UklError(f"{built.name} ({built.config.name}): {result.failure} [console: {result.console}]")
     return Result(result.status, result.console, m.workdir)
 
 
 def run(program: str, args=(), baseline: bool = False, smp: int = 1,
-        timeout: float = DEFAULT_TIMEOUT, stdout=None, stderr=None) -> Result:
-    return boot(build(program, baseline), Options(tuple(args), smp, timeout),
+        timeout: float = DEFAULT_TIMEOUT, stdout=None, stderr=None, config="ukl") -> Result:
+    return boot(build(program, config, baseline), Options(tuple(args), smp, timeout),
                 stdout=stdout, stderr=stderr)
 
 

@@ -12,16 +12,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import api, kernel
+from . import api, configs, kernel
 from .errors import UklError
 from .layout import OUT, ROOT
 
 LEBENCH = ROOT / "bench" / "lebench.c"
-# name -> (lebench built for UKL?, kernel flavor).  "cpl3-on-ukl" is the
-# ordinary static lebench at CPL3 on the UKL kernel: what UKL costs processes
-# that do not use it.
-CONFIGS = {"baseline": (False, "baseline"), "ukl": (True, "ukl"),
-           "cpl3-on-ukl": (False, "ukl")}
 BENCH_DIR = OUT / "bench"
 DISK_MB = 64                                         # lebench's fio_* ops use the first 64 MiB
 
@@ -56,12 +51,7 @@ def _scratch_disk() -> Path:
 
 
 def build_config(config: str, program: str = str(LEBENCH)) -> api.Built:
-    """PROGRAM as CONFIG runs it: cpl3-on-ukl is its baseline build on the UKL kernel."""
-    ukl_program, kernel_flavor = CONFIGS[config]
-    built = api.build(program, baseline=not ukl_program)
-    if built.flavor != kernel_flavor:
-        built = dataclasses.replace(built, flavor=config, kernel=api.build(program).kernel)
-    return built
+    return api.build(program, config)
 
 
 def _run_one(config: str, ops: list[str], quick: bool, icount: bool) -> dict:
@@ -78,21 +68,22 @@ def _run_one(config: str, ops: list[str], quick: bool, icount: bool) -> dict:
     return {"config": config, "metric": "guest instructions" if icount else "wall ns",
             "rows": rows, "wall_seconds": time.monotonic() - start,
             "qemu": (res.run_dir / "qemu.cmd").read_text().strip(),
-            "kernel_config": kernel.requested_options(CONFIGS[config][1])}
+            "kernel_config": kernel.requested_options(configs.get(config).kernel),
+            "kernel_args": configs.get(config).kernel_args()}
 
 
-def run(configs=None, ops=None, quick=False, icount=True) -> Path:
+def run(names=None, ops=None, quick=False, icount=True) -> Path:
     """Run lebench on each config; write results.json, table.md, plot.png; return the dir."""
-    configs = configs or list(CONFIGS)
+    names = names or ["ukl", "cpl3-on-ukl"]
     ops = ops or []
-    _check(configs, list(CONFIGS), "configuration")
+    _check(names, list(configs.CONFIGS), "configuration")
     _check(ops, operations(), "operation")
     # Always side by side with stock Linux, which is the reference (first) column.
-    configs = ["baseline", *(c for c in dict.fromkeys(configs) if c != "baseline")]
+    names = ["baseline", *(c for c in dict.fromkeys(names) if c != "baseline")]
     stamp = time.strftime("%Y%m%d-%H%M%S")
     dest = BENCH_DIR / stamp
     results = {"git": _git_rev(), "quick": quick, "icount": icount,
-               "runs": [_run_one(c, ops, quick, icount) for c in configs]}
+               "runs": [_run_one(c, ops, quick, icount) for c in names]}
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     (dest / "table.md").write_text(table(results))

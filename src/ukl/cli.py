@@ -4,10 +4,11 @@ import shlex
 import signal
 import sys
 
-from . import api, bench, fetch, net, series, serverbench
+from . import api, bench, configs, fetch, net, series, serverbench
 from .errors import UklError
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
+CONFIG_HELP = f"configuration (default ukl): {', '.join(configs.CONFIGS)}"
 
 
 class Terminated(Exception):
@@ -44,11 +45,14 @@ def _parser() -> Parser:
     b = sub.add_parser("build", help="build PROGRAM and the kernel it runs on")
     b.add_argument("program", help=PROGRAM_HELP)
     b.add_argument("--baseline", action="store_true", help="build for stock Linux instead")
+    b.add_argument("--config", default="ukl", help=CONFIG_HELP)
 
     r = sub.add_parser("run", help="build and boot PROGRAM; exit with its exit status")
     r.add_argument("program", help=PROGRAM_HELP)
     r.add_argument("--baseline", action="store_true",
-                   help="run as an ordinary static musl binary on the stock-Linux baseline")
+                   help="run as an ordinary static musl binary on the stock-Linux baseline "
+                   "(--config baseline)")
+    r.add_argument("--config", default="ukl", help=CONFIG_HELP)
     r.add_argument("--smp", type=_positive("CPUs"), default=1,
                    help="number of virtual CPUs (default 1)")
     r.add_argument("--timeout", type=float, default=api.DEFAULT_TIMEOUT,
@@ -99,7 +103,7 @@ def _run(args, prog_args):
     net.check_host_ports([h for h, _ in ports])          # before a long build
     opts = api.Options(tuple(prog_args), args.smp, args.timeout, ports=ports,
                        volumes=[net.parse_volume(v) for v in args.volumes])
-    built = api.build(args.program, args.baseline)
+    built = api.build(args.program, args.config, args.baseline)
     if args.dry_run:
         print(shlex.join(api.machine(built, opts).argv()))
         return
@@ -138,7 +142,7 @@ def main(argv=None):
             for name in args.names or [n for n in fetch.pins() if n != "apt"]:
                 print(fetch.unpack(name))
         elif args.command == "build":
-            built = api.build(args.program, args.baseline)
+            built = api.build(args.program, args.config, args.baseline)
             print(built.kernel)
         elif args.command == "run":
             _run(args, prog_args)

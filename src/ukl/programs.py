@@ -136,6 +136,8 @@ def built_tree(program: Program, flavor: str) -> Path | None:
 
 def build(program: Program, flavor: str) -> Path:
     """'ukl' gives the UKL object for kernel.link, 'baseline' a static executable."""
+    if flavor not in ("ukl", "baseline"):
+        raise UklError(f"programs are built as 'ukl' or 'baseline', not {flavor!r}")
     out_dir = PROGRAMS / flavor
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / (f"{program.name}.o" if flavor == "ukl" else program.name)

@@ -1,4 +1,5 @@
 """Boot a kernel and initramfs under QEMU, with the program's output on its own channels."""
+import dataclasses
 import os
 import re
 import shlex
@@ -9,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import net
 from .errors import UklError
 from .image import CONSOLE, STATUS, STDERR, STDOUT
 from .layout import OUT
@@ -121,6 +123,8 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
     """Boot M until the guest powers off, TIMEOUT passes or STOP is set.
     ON_READY is called once when every published guest port listens."""
     need("qemu-system-x86_64")
+    relay = net.Relay(m.ports)
+    m = dataclasses.replace(m, ports=relay.forwards)
     m.workdir.mkdir(parents=True, exist_ok=True)
     for port in (CONSOLE, STDOUT, STDERR, STATUS):
         m.serial(port).write_bytes(b"")
@@ -131,6 +135,7 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
     with open(m.workdir / "qemu.log", "wb") as qlog:
         proc = subprocess.Popen(m.argv(), stdin=subprocess.DEVNULL, stdout=qlog,
                                 stderr=subprocess.STDOUT)
+        relay.start()
         deadline = time.monotonic() + timeout
         timed_out = False
         try:
@@ -148,6 +153,7 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
             if proc.poll() is None:
                 _stop(proc)
             proc.wait()
+            relay.close()
     for pump in pumps:
         pump()
     console = m.serial(CONSOLE)

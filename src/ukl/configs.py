@@ -1,0 +1,62 @@
+"""Configurations: how a program is built and which kernel behaviour it runs with.
+
+One record per configuration, used by the CLI, the API, the benchmarks and
+the tests.  All UKL configurations share one kernel: its options are built in
+(kernel/configs/ukl.config) and selected at boot with `ukl=`, which sets the
+options every UKL program starts with (a thread may change its own with
+arch_prctl(ARCH_UKL_SET_OPTS)).
+"""
+from dataclasses import dataclass
+
+from .errors import UklError
+
+# Each UKL option: its boot-parameter name and the Kconfig symbol that builds it.
+OPTIONS = {"ret": "CONFIG_UKL_RET", "byp": "CONFIG_UKL_BYP"}
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    program: str         # how the program is built: "ukl" (UKL object) or "baseline" (static)
+    kernel: str          # the kernel it boots: "ukl" or "baseline" (kernel.FLAVORS)
+    options: tuple = ()  # UKL options selected at boot (keys of OPTIONS)
+    about: str = ""
+
+    @property
+    def ukl(self) -> bool:
+        return self.program == "ukl"
+
+    def kernel_args(self) -> list[str]:
+        return [f"ukl={','.join(self.options)}"] if self.options else []
+
+    def required_symbols(self) -> list[str]:
+        return [OPTIONS[o] for o in self.options]
+
+
+CONFIGS = {c.name: c for c in [
+    Config("baseline", "baseline", "baseline", about="stock Linux, the program a static binary"),
+    Config("ukl", "ukl", "ukl", about="the base model"),
+    Config("ukl-ret", "ukl", "ukl", ("ret",), "returns to the program without IRET"),
+    Config("ukl-byp", "ukl", "ukl", ("byp",), "system calls bypass the entry and exit work"),
+    Config("ukl-ret-byp", "ukl", "ukl", ("ret", "byp"), "both"),
+    Config("cpl3-on-ukl", "baseline", "ukl",
+           about="the static binary at CPL3 on the UKL kernel: what UKL costs other processes"),
+]}
+# The spectrum, from the most general to the fastest.
+SPECTRUM = ["ukl", "ukl-ret", "ukl-byp", "ukl-ret-byp"]
+
+
+def get(name: "str | Config") -> Config:
+    if isinstance(name, Config):
+        return name
+    if name not in CONFIGS:
+        raise UklError(f"unknown configuration {name!r}; valid: {', '.join(CONFIGS)}")
+    return CONFIGS[name]
+
+
+def check_kernel(config: Config, built_options: dict[str, str]):
+    """Refuse a configuration whose options the kernel was not built with."""
+    missing = [s for s in config.required_symbols() if built_options.get(s) != "y"]
+    if missing:
+        raise UklError(f"configuration {config.name} needs {', '.join(missing)}, which the "
+                       f"{config.kernel} kernel was not built with")
