@@ -19,11 +19,12 @@ class Runs:
     def __init__(self):
         self.cache = {}
 
-    def __call__(self, program, baseline=False, smp=1, args=()) -> Run:
-        key = (program, baseline, smp, tuple(args))
+    def __call__(self, program, baseline=False, smp=1, args=(), config="ukl") -> Run:
+        config = "baseline" if baseline else config
+        key = (program, config, smp, tuple(args))
         if key not in self.cache:
             out, err = io.BytesIO(), io.BytesIO()
-            res = api.run(program, args, baseline=baseline, smp=smp, stdout=out, stderr=err)
+            res = api.run(program, args, smp=smp, stdout=out, stderr=err, config=config)
             self.cache[key] = Run(res.status, out.getvalue().decode(), err.getvalue().decode(),
                                   res.console.read_text(errors="replace"))
         return self.cache[key]

@@ -171,3 +171,46 @@ def test_a_series_that_fails_to_apply_leaves_no_usable_tree(tmp_path, monkeypatc
             series.tree("linux")
         assert not series._stamp(tree).exists()
         assert not (tree / ".git" / "rebase-apply").exists()
+
+
+def test_configurations_are_one_record_each():
+    from ukl import configs
+    assert configs.get("ukl-ret-byp").kernel_args() == ["ukl=ret,byp"]
+    assert configs.get("ukl").kernel_args() == [] and configs.get("ukl").ukl
+    assert not configs.get("cpl3-on-ukl").ukl and configs.get("cpl3-on-ukl").kernel == "ukl"
+    with pytest.raises(UklError, match="valid: baseline, ukl, ukl-ret"):
+        configs.get("ukl-fast")
+    built = {"CONFIG_UNIKERNEL_LINUX": "y", "CONFIG_UKL_RET": "y"}
+    configs.check_kernel(configs.get("ukl-ret"), built)
+    with pytest.raises(UklError, match="needs CONFIG_UKL_BYP, which the ukl kernel was not built"):
+        configs.check_kernel(configs.get("ukl-ret-byp"), built)
+
+
+def test_relay_queues_connections_for_a_backlog_of_one():
+    """QEMU's hostfwd listens with a backlog of 1; 50 clients at once all get through."""
+    import socket
+    import threading
+    from ukl import net
+    inner = socket.socket()
+    relay = None
+    try:
+        relay = net.Relay([(net.free_port(), 1)])
+        inner.bind(("127.0.0.1", relay.forwards[0][0]))
+        inner.listen(1)
+        relay.start()
+
+        def echo():
+            while True:
+                c, _ = inner.accept()
+                threading.Thread(target=lambda c=c: (c.sendall(c.recv(16)), c.close()),
+                                 daemon=True).start()
+        threading.Thread(target=echo, daemon=True).start()
+        port = relay.listeners[0].getsockname()[1]
+        clients = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(50)]
+        for i, c in enumerate(clients):
+            c.sendall(b"%d" % i)
+        assert [c.recv(16) for c in clients] == [b"%d" % i for i in range(50)]
+    finally:
+        inner.close()
+        if relay:
+            relay.close()

@@ -41,6 +41,7 @@ class Options:
     volumes: list = field(default_factory=list)    # (host path, guest path)
     services: list = field(default_factory=list)   # commands started before the program
     kernel_args: list = field(default_factory=list)
+    plugin: Path | None = None     # a QEMU TCG plugin (the bench's mode-switch counter)
 
 
 @dataclass
@@ -108,7 +109,7 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
              + list(opts.kernel_args))
     return qemu.Machine(built.kernel, initrd, work, smp=opts.smp, accel=accel,
                         icount=opts.icount, disk=opts.disk, cmdline_extra=extra,
-                        ports=list(opts.ports))
+                        ports=list(opts.ports), plugin=opts.plugin)
 
 
 def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_ready=None,

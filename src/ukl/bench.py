@@ -12,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import api, configs, kernel
+from . import api, configs, cycles, kernel, plugin
 from .errors import UklError
 from .layout import OUT, ROOT
 
@@ -60,16 +60,32 @@ def _run_one(config: str, ops: list[str], quick: bool, icount: bool) -> dict:
     args = (["--quick"] if quick else []) + (ops or operations())
     start = time.monotonic()
     res = api.boot(built, api.Options(tuple(args), icount=icount, timeout=1800,
-                                      disk=_scratch_disk()), stdout=out, stderr=err)
+                                      disk=_scratch_disk(),
+                                      plugin=plugin.build() if icount else None),
+                   stdout=out, stderr=err)
     if res.status != 0:
         raise UklError(f"lebench on {config} exited with {res.status}: "
                        f"{err.getvalue().decode(errors='replace').strip()[-200:]}")
     rows = [json.loads(line) for line in out.getvalue().decode().splitlines() if line.strip()]
+    if icount:
+        _add_switches(rows, res.run_dir / "switches.jsonl")
     return {"config": config, "metric": "guest instructions" if icount else "wall ns",
             "rows": rows, "wall_seconds": time.monotonic() - start,
             "qemu": (res.run_dir / "qemu.cmd").read_text().strip(),
             "kernel_config": kernel.requested_options(configs.get(config).kernel),
             "kernel_args": configs.get(config).kernel_args()}
+
+
+def _add_switches(rows: list[dict], counts: Path):
+    """Each row's mode-switch instructions per operation (the plugin counted them over
+    all of the row's samples) and the estimated cycles they add."""
+    windows = [json.loads(line) for line in counts.read_text().splitlines()]
+    if len(windows) != len(rows):
+        raise UklError(f"the switch counter saw {len(windows)} measurements for "
+                       f"{len(rows)} rows ({counts})")
+    for row, window in zip(rows, windows):
+        row["switches"] = {k: v / row["count"] for k, v in window.items()}
+        row["est_cycles"] = round(cycles.estimate(row["min"], row["switches"]))
 
 
 def run(names=None, ops=None, quick=False, icount=True) -> Path:
@@ -106,6 +122,22 @@ def _baseline_first(results: dict) -> list[dict]:
     return sorted(runs, key=lambda r: r["config"] != "baseline")
 
 
+SWITCHES = ["syscall", "sysret", "iret", "swapgs", "cr3_write", "wrmsr", "popf", "serialising"]
+SIZED = ["read", "write", "udp", "tcp"]       # plotted against size
+
+
+def _representative(run: dict) -> dict:
+    """Each operation at its first (smallest) size, in lebench's order."""
+    rows = {}
+    for row in run["rows"]:
+        rows.setdefault(row["op"], row)
+    return rows
+
+
+def _change(value, base) -> float:
+    return 100.0 * (value - base) / base if base else 0.0
+
+
 def table(results: dict) -> str:
     runs = _baseline_first(results)
     base = _by_key(runs[0])
@@ -120,11 +152,12 @@ def table(results: dict) -> str:
         for o in others:
             other = _by_key(o).get(key)
             if other:
-                change = 100.0 * (other["min"] - row["min"]) / row["min"] if row["min"] else 0.0
-                cells += [str(other["min"]), f"{change:+.1f}%"]
+                cells += [str(other["min"]), f"{_change(other['min'], row['min']):+.1f}%"]
             else:
                 cells += ["-", "-"]
         lines.append("| " + " | ".join(cells) + " |")
+    if all("switches" in r for run in runs for r in run["rows"]):
+        lines += _switch_table(runs)
     fio = [key for key in base if key[0].startswith("fio_")]
     if fio:
         lines += ["", f"4 KiB O_DIRECT at queue depth 1 on virtio-blk, operations per second "
@@ -138,7 +171,29 @@ def table(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _switch_table(runs: list[dict]) -> list[str]:
+    """Mode-switch instructions per operation, and the cycles they are estimated to cost."""
+    lines = ["", "Mode-switch instructions per operation (QEMU plugin count) and **estimated** "
+             "cycles: guest instructions, with each counted instruction weighted by its "
+             "published cost (docs/design.md#estimated-cycles):", "",
+             "| operation | size | configuration | " + " | ".join(SWITCHES) +
+             " | est. cycles | vs Linux |", "|" + "---|" * (len(SWITCHES) + 5)]
+    base = _representative(runs[0])
+    for op, brow in base.items():
+        for run in runs:
+            row = _representative(run).get(op)
+            if row is None:
+                continue
+            counts = [f"{row['switches'][k]:.2f}".rstrip("0").rstrip(".") for k in SWITCHES]
+            lines.append(f"| {op} | {row['size']} | {run['config']} | " + " | ".join(counts) +
+                         f" | {row['est_cycles']} | "
+                         f"{_change(row['est_cycles'], brow['est_cycles']):+.1f}% |")
+    return lines
+
+
 def plot(results: dict, path: Path):
+    """PATH: each operation at its first size, every configuration against Linux;
+    sizes.png beside it: cost against size for read, write, UDP and TCP."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -146,27 +201,45 @@ def plot(results: dict, path: Path):
     except ImportError:
         raise UklError("matplotlib is missing: run ./setup.sh") from None
     runs = _baseline_first(results)
-    base = _by_key(runs[0])
-    labels = [f"{op}/{size}" if size else op for op, size in base]
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(8, len(labels) * 0.25), 8))
-    width = 0.8 / len(runs)
-    for i, r in enumerate(runs):
-        by = _by_key(r)
-        ax1.bar([x + i * width for x in range(len(labels))],
-                [by.get(k, {"min": 0})["min"] for k in base], width, label=r["config"])
-    for r in runs[1:]:
-        by = _by_key(r)
-        ax2.bar(range(len(labels)),
-                [100.0 * (by[k]["min"] - base[k]["min"]) / base[k]["min"]
-                 if k in by and base[k]["min"] else 0 for k in base], label=r["config"])
-    ax1.set_ylabel(f"cost per op ({runs[0]['metric']})")
-    ax1.set_yscale("log")
-    ax1.legend()
-    ax2.set_ylabel("% change vs Linux")
-    ax2.axhline(0, color="black", linewidth=0.5)
-    for ax in (ax1, ax2):
-        ax.set_xticks(range(len(labels)))
-        ax.set_xticklabels(labels, rotation=90, fontsize=6)
+    base = _representative(runs[0])
+    ops = list(base)
+    metrics = [("min", runs[0]["metric"])]
+    if all("est_cycles" in r for run in runs for r in run["rows"]):
+        metrics.append(("est_cycles", "estimated cycles"))
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(12, 4.5 * len(metrics)), squeeze=False)
+    width = 0.8 / max(1, len(runs) - 1)
+    for ax, (field, label) in zip(axes[:, 0], metrics):
+        for i, run in enumerate(runs[1:]):
+            rep = _representative(run)
+            ax.bar([x + i * width for x in range(len(ops))],
+                   [_change(rep[o][field], base[o][field]) if o in rep else 0 for o in ops],
+                   width, label=run["config"])
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_ylabel(f"% change vs Linux\n({label})")
+        ax.set_xticks([x + width * (len(runs) - 2) / 2 for x in range(len(ops))])
+        ax.set_xticklabels([f"{o}\n{base[o]['size']}" if base[o]["size"] else o for o in ops],
+                           fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0, 0].set_title("Cost per operation against stock Linux (lower is better)")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+    sized = [op for op in SIZED if op in base]
+    if not sized:
+        return
+    fig, axes = plt.subplots(1, len(sized), figsize=(4 * len(sized), 3.6), squeeze=False)
+    for ax, op in zip(axes[0], sized):
+        for run in runs:
+            rows = [r for r in run["rows"] if r["op"] == op]
+            ax.plot([r["size"] for r in rows], [r["min"] for r in rows], label=run["config"],
+                    linewidth=1.2)
+        ax.set_title(op)
+        ax.set_xlabel("bytes")
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel(runs[0]["metric"])
+    axes[0, -1].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path.with_name("sizes.png"), dpi=110)
     plt.close(fig)

@@ -40,7 +40,10 @@ def build_dir(flavor: str) -> Path:
 
 
 def _ccache_env() -> dict:
-    return {"CCACHE_DIR": str(OUT / "ccache"), "CCACHE_NOHASHDIR": "true",
+    """The compiler cache outlives out/ (and a fresh clone): a kernel built again
+    from the same sources, in a clone at the same path, is mostly cache hits."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ukl" / "ccache"
+    return {"CCACHE_DIR": str(cache), "CCACHE_NOHASHDIR": "true",
             "CCACHE_BASEDIR": str(OUT), "CCACHE_MAXSIZE": "5G"}
 
 

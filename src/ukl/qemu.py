@@ -35,6 +35,7 @@ class Machine:
     disk: Path | None = None        # raw image, attached as virtio-blk /dev/vda
     cmdline_extra: list[str] = field(default_factory=list)
     ports: list[tuple[int, int]] = field(default_factory=list)   # (host, guest) TCP ports
+    plugin: Path | None = None      # bench/switches.c, writing to workdir/switches.jsonl
 
     def serial(self, port: str) -> Path:
         return self.workdir / f"{port}.log"
@@ -51,6 +52,8 @@ class Machine:
                 "-append", self.cmdline()]
         if self.icount:
             argv += ["-icount", "shift=0"]
+        if self.plugin:
+            argv += ["-plugin", f"file={self.plugin},out={self.workdir / 'switches.jsonl'}"]
         if self.disk:
             argv += ["-drive", f"file={self.disk},if=virtio,format=raw"]
         # User-mode networking: the guest is 10.0.2.15; published ports listen

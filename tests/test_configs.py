@@ -1,0 +1,43 @@
+"""The optimisation spectrum: every configuration runs on the one UKL kernel,
+selected at boot, and behaves as Linux does."""
+import pytest
+
+from test_base_model import PROGRAMS
+from test_examples import SAME_ON_BOTH
+from ukl import configs
+
+pytestmark = pytest.mark.boot
+OPTIMISED = [c for c in configs.SPECTRUM if c != "ukl"]
+# The examples suite: each program's output must equal the baseline's.
+SUITE = sorted(set(PROGRAMS + SAME_ON_BOTH))
+
+
+@pytest.mark.parametrize("config", configs.SPECTRUM)
+def test_options_selected_at_boot(runs, config):
+    run = runs("ukloptions", smp=2, config=config)
+    opts = configs.get(config).options
+    assert f"opts: byp={int('byp' in opts)} ret={int('ret' in opts)}" in run.stdout
+    assert "signals: 1000 sent, 1000 handled, 0 late" in run.stdout   # no delayed work
+    assert "switch: ok" in run.stdout                                 # the per-thread call
+    assert "seccomp: getppid() = -1, EPERM" in run.stdout            # filters still apply
+    assert run.status == 0
+
+
+def test_options_are_refused_elsewhere(runs):
+    out = runs("ukloptions", baseline=True).stdout
+    assert "opts: none (not a UKL process)" in out
+    assert "seccomp: getppid() = -1, EPERM" in out
+
+
+@pytest.mark.parametrize("config", OPTIMISED)
+@pytest.mark.parametrize("program,status", SUITE)
+def test_examples_match_linux(runs, config, program, status):
+    run, base = runs(program, smp=2, config=config), runs(program, baseline=True, smp=2)
+    assert run.status == base.status == status
+    assert run.stdout == base.stdout
+
+
+@pytest.mark.parametrize("config", OPTIMISED)
+def test_signals_never_land_in_kernel_code(runs, config):
+    assert runs("sigwindow", smp=2, config=config).stdout == (
+        "1000 signals delivered to a thread making system calls; 0 interrupted kernel code\n")
