@@ -19,7 +19,7 @@ from .proc import capture, run
 
 COMPONENTS = {"linux": ("kernel", KERNEL_PATCHES), "musl": ("musl", MUSL_PATCHES)}
 GIT = ["git", "-c", "user.name=ukl", "-c", "user.email=ukl@localhost",
-       "-c", "gc.auto=0", "-c", "advice.detachedHead=false"]
+       "-c", "gc.auto=0", "-c", "advice.detachedHead=false", "-c", "core.abbrev=7"]
 
 
 def _component(name: str):
