@@ -192,8 +192,9 @@ def _switch_table(runs: list[dict]) -> list[str]:
 
 
 def plot(results: dict, path: Path):
-    """PATH: each operation at its first size, every configuration against Linux;
-    sizes.png beside it: cost against size for read, write, UDP and TCP."""
+    """PATH: each operation at its first size, every configuration against Linux
+    (fio_* left out: their cost is noise); sizes.png beside it: cost against
+    size for read, write, UDP and TCP."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -202,7 +203,7 @@ def plot(results: dict, path: Path):
         raise UklError("matplotlib is missing: run ./setup.sh") from None
     runs = _baseline_first(results)
     base = _representative(runs[0])
-    ops = list(base)
+    ops = [op for op in base if not op.startswith("fio_")]   # noise: see the table
     metrics = [("min", runs[0]["metric"])]
     if all("est_cycles" in r for run in runs for r in run["rows"]):
         metrics.append(("est_cycles", "estimated cycles"))
@@ -217,8 +218,8 @@ def plot(results: dict, path: Path):
         ax.axhline(0, color="black", linewidth=0.6)
         ax.set_ylabel(f"% change vs Linux\n({label})")
         ax.set_xticks([x + width * (len(runs) - 2) / 2 for x in range(len(ops))])
-        ax.set_xticklabels([f"{o}\n{base[o]['size']}" if base[o]["size"] else o for o in ops],
-                           fontsize=8)
+        ax.set_xticklabels([f"{o} {base[o]['size']}" if base[o]["size"] else o for o in ops],
+                           fontsize=8, rotation=30, ha="right")
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=8)
     axes[0, 0].set_title("Cost per operation against stock Linux (lower is better)")
@@ -230,15 +231,18 @@ def plot(results: dict, path: Path):
     if not sized:
         return
     fig, axes = plt.subplots(1, len(sized), figsize=(4 * len(sized), 3.6), squeeze=False)
+    by_base = _by_key(runs[0])
     for ax, op in zip(axes[0], sized):
-        for run in runs:
-            rows = [r for r in run["rows"] if r["op"] == op]
-            ax.plot([r["size"] for r in rows], [r["min"] for r in rows], label=run["config"],
-                    linewidth=1.2)
-        ax.set_title(op)
+        for run in runs[1:]:
+            rows = [r for r in run["rows"] if r["op"] == op and (op, r["size"]) in by_base]
+            ax.plot([r["size"] for r in rows],
+                    [_change(r["min"], by_base[(op, r["size"])]["min"]) for r in rows],
+                    label=run["config"], linewidth=1.2)
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_title(f"{op}: Linux = 0")
         ax.set_xlabel("bytes")
         ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel(runs[0]["metric"])
+    axes[0, 0].set_ylabel(f"% change vs Linux\n({runs[0]['metric']})")
     axes[0, -1].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path.with_name("sizes.png"), dpi=110)
