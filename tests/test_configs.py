@@ -1,5 +1,8 @@
 """The optimisation spectrum: every configuration runs on the one UKL kernel,
-selected at boot, and behaves as Linux does."""
+selected at boot, and behaves as Linux does.  CI runs the matrix on 2 CPUs;
+the full matrix is `UKL_MATRIX_SMP=1,2 .venv/bin/pytest tests/test_configs.py`."""
+import os
+
 import pytest
 
 from test_base_model import PROGRAMS
@@ -10,11 +13,13 @@ pytestmark = pytest.mark.boot
 OPTIMISED = [c for c in configs.SPECTRUM if c != "ukl"]
 # The examples suite: each program's output must equal the baseline's.
 SUITE = sorted(set(PROGRAMS + SAME_ON_BOTH))
+SMP = [int(n) for n in os.environ.get("UKL_MATRIX_SMP", "2").split(",")]
 
 
+@pytest.mark.parametrize("smp", SMP)
 @pytest.mark.parametrize("config", configs.SPECTRUM)
-def test_options_selected_at_boot(runs, config):
-    run = runs("ukloptions", smp=2, config=config)
+def test_options_selected_at_boot(runs, config, smp):
+    run = runs("ukloptions", smp=smp, config=config)
     opts = configs.get(config).options
     assert f"opts: byp={int('byp' in opts)} ret={int('ret' in opts)}" in run.stdout
     assert "signals: 1000 sent, 1000 handled, 0 late" in run.stdout   # no delayed work
@@ -29,15 +34,17 @@ def test_options_are_refused_elsewhere(runs):
     assert "seccomp: getppid() = -1, EPERM" in out
 
 
+@pytest.mark.parametrize("smp", SMP)
 @pytest.mark.parametrize("config", OPTIMISED)
 @pytest.mark.parametrize("program,status", SUITE)
-def test_examples_match_linux(runs, config, program, status):
-    run, base = runs(program, smp=2, config=config), runs(program, baseline=True, smp=2)
+def test_examples_match_linux(runs, config, program, status, smp):
+    run, base = runs(program, smp=smp, config=config), runs(program, baseline=True, smp=smp)
     assert run.status == base.status == status
     assert run.stdout == base.stdout
 
 
+@pytest.mark.parametrize("smp", SMP)
 @pytest.mark.parametrize("config", OPTIMISED)
-def test_signals_never_land_in_kernel_code(runs, config):
-    assert runs("sigwindow", smp=2, config=config).stdout == (
+def test_signals_never_land_in_kernel_code(runs, config, smp):
+    assert runs("sigwindow", smp=smp, config=config).stdout == (
         "1000 signals delivered to a thread making system calls; 0 interrupted kernel code\n")
