@@ -4,7 +4,6 @@ The primary metric is deterministic: under `-icount shift=0` one guest
 nanosecond is one guest instruction, so lebench's per-operation times are
 guest instructions per operation.  Every sample is kept in results.json.
 """
-import dataclasses
 import io
 import json
 import os
