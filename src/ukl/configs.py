@@ -20,7 +20,6 @@ class Config:
     program: str         # how the program is built: "ukl" (UKL object) or "baseline" (static)
     kernel: str          # the kernel it boots: "ukl" or "baseline" (kernel.FLAVORS)
     options: tuple = ()  # UKL options selected at boot (keys of OPTIONS)
-    about: str = ""
 
     @property
     def ukl(self) -> bool:
@@ -34,13 +33,12 @@ class Config:
 
 
 CONFIGS = {c.name: c for c in [
-    Config("baseline", "baseline", "baseline", about="stock Linux, the program a static binary"),
-    Config("ukl", "ukl", "ukl", about="the base model"),
-    Config("ukl-ret", "ukl", "ukl", ("ret",), "returns to the program without IRET"),
-    Config("ukl-byp", "ukl", "ukl", ("byp",), "system calls bypass the entry and exit work"),
-    Config("ukl-ret-byp", "ukl", "ukl", ("ret", "byp"), "both"),
-    Config("cpl3-on-ukl", "baseline", "ukl",
-           about="the static binary at CPL3 on the UKL kernel: what UKL costs other processes"),
+    Config("baseline", "baseline", "baseline"),        # stock Linux, a static binary
+    Config("ukl", "ukl", "ukl"),                       # the base model
+    Config("ukl-ret", "ukl", "ukl", ("ret",)),         # returns without IRET
+    Config("ukl-byp", "ukl", "ukl", ("byp",)),         # system calls bypass the entry work
+    Config("ukl-ret-byp", "ukl", "ukl", ("ret", "byp")),
+    Config("cpl3-on-ukl", "baseline", "ukl"),          # the static binary on the UKL kernel
 ]}
 # The spectrum, from the most general to the fastest.
 SPECTRUM = ["ukl", "ukl-ret", "ukl-byp", "ukl-ret-byp"]

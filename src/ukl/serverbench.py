@@ -136,7 +136,7 @@ def _background(probe: int) -> float:
 
 def _run_config(server: str, config: str, requests: int) -> dict:
     guest_port, client, tests, reset = SERVERS[server]
-    built = bench.build_config(config, server)
+    built = api.build(server, config)
     port, probe = net.free_port(), net.free_port()
     opts = api.Options(ports=[(port, guest_port), (probe, PROBE_PORT)], icount=True,
                        timeout=CLIENT_TIMEOUT, services=[["/bin/ukl-busy", str(PROBE_PORT)]],
