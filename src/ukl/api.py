@@ -1,12 +1,13 @@
 """The library API that the CLI, the tests and the benchmarks all call."""
 import functools
-import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import configs, image, kernel, libc, net, programs, qemu
+from . import configs
+from .build import kernel, libc, programs
 from .errors import UklError
+from .guest import console, image, net, qemu
 from .layout import EXAMPLES, ROOT, RUNS
 
 DEFAULT_TIMEOUT = 180.0
@@ -17,8 +18,7 @@ GUEST_TOOLS = {"cpl": EXAMPLES / "cpl.c", "ukl-busy": ROOT / "bench" / "busy.c"}
 @dataclass
 class Built:
     program: programs.Program
-    config: configs.Config
-    flavor: str          # the kernel: "baseline", "ukl" or another UKL kernel (kernel.FLAVORS)
+    config: configs.Config     # config.kernel is the kernel built and booted
     kernel: Path         # bzImage to boot
     binary: bytes        # what goes to /app/<name>
     tools: dict          # ordinary executables for /bin, by name
@@ -54,44 +54,41 @@ class Result:
 @functools.cache
 def _guest_tools() -> dict[str, bytes]:
     """Built once per process: examples/ does not change under a running process."""
-    return {tool: programs.build(programs.Program("source", tool, src), "baseline").read_bytes()
+    baseline = configs.get("baseline")
+    return {tool: programs.build(programs.Program("source", tool, src), baseline).read_bytes()
             for tool, src in GUEST_TOOLS.items()}
 
 
-def build(program: str | programs.Program, config: "str | configs.Config" = "ukl",
-          baseline: bool = False) -> Built:
-    """Build everything PROGRAM needs under CONFIG (`baseline=True` is config "baseline"):
-    C library, program, kernel (relinked for a UKL program)."""
-    cfg = configs.get("baseline" if baseline else config)
+def build(program: str | programs.Program, config: "str | configs.Config" = "ukl") -> Built:
+    """Build everything PROGRAM needs under CONFIG: C library, program, kernel
+    (relinked for a UKL program)."""
+    cfg = configs.get(config)
     prog = programs.resolve(program) if isinstance(program, str) else program
-    libc.build("plain")
+    libc.build("baseline")
     tools = _guest_tools()
-    if cfg.ukl:
-        libc.build("ukl")
-    binary = programs.build(prog, cfg.program)
-    tree = programs.built_tree(prog, cfg.program)
+    libc.build(cfg.kind)
+    binary = programs.build(prog, cfg)
+    tree = programs.built_tree(prog, cfg.kind)
     files = [(tree / src, guest) for guest, src in prog.files.items()]
     if cfg.kernel == "baseline":
-        return Built(prog, cfg, "baseline", kernel.build("baseline"), binary.read_bytes(), tools,
-                     files)
-    flavor = kernel.ukl_flavor()
+        return Built(prog, cfg, kernel.build("baseline"), binary.read_bytes(), tools, files)
     if cfg.ukl:
-        image_, payload = kernel.link(binary, prog.name), image.ukl_marker(prog.name)
+        image_, payload = kernel.link(binary, prog.name, cfg.kernel), image.ukl_marker(prog.name)
     else:                           # an ordinary program on the UKL kernel
-        image_, payload = kernel.build(flavor), binary.read_bytes()
-    configs.check_kernel(cfg, kernel.config_values(flavor))
-    return Built(prog, cfg, flavor, image_, payload, tools, files)
+        image_, payload = kernel.build(cfg.kernel), binary.read_bytes()
+    configs.check_kernel(cfg, kernel.config_values(cfg.kernel))
+    return Built(prog, cfg, image_, payload, tools, files)
 
 
 def _probe_kvm(kernel_image: Path) -> bool:
     work = RUNS / "kvm-probe"
     initrd = image.build(work, "true", b"#!/bin/busybox sh\nexit 0\n", [])
-    m = qemu.Machine(kernel_image, initrd, work, accel="kvm")
-    return qemu.boot(m, timeout=15).failure is None
+    return qemu.boot(qemu.Machine(kernel_image, initrd, work, accel="kvm"), 15).failure is None
 
 
 def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
-    """The guest that boots BUILT: its initramfs written, its QEMU command decided.
+    """The guest that boots BUILT: its initramfs written, its published ports
+    bound, its QEMU command decided (close its relay if it does not boot).
     Without ARGS the program gets its recipe's default arguments."""
     if opts.smp < 1:
         raise UklError(f"--smp must be at least 1, not {opts.smp}")
@@ -109,7 +106,7 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
              + list(opts.kernel_args))
     return qemu.Machine(built.kernel, initrd, work, smp=opts.smp, accel=accel,
                         icount=opts.icount, disk=opts.disk, cmdline_extra=extra,
-                        ports=list(opts.ports), plugin=opts.plugin)
+                        relay=net.Relay(list(opts.ports)), plugin=opts.plugin)
 
 
 def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_ready=None,
@@ -119,14 +116,14 @@ def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_r
     result = qemu.boot(m, opts.timeout, stdout=stdout, stderr=stderr, on_ready=on_ready,
                        stop=stop)
     if result.failure:
-        sys.stderr.write(f"--- console tail ({result.console}) ---\n{result.console_tail()}\n")
+        console.show_tail(result.console)
         raise UklError(f"{built.name} ({built.config.name}): {result.failure} [console: {result.console}]")
     return Result(result.status, result.console, m.workdir)
 
 
-def run(program: str, args=(), baseline: bool = False, smp: int = 1,
-        timeout: float = DEFAULT_TIMEOUT, stdout=None, stderr=None, config="ukl") -> Result:
-    return boot(build(program, config, baseline), Options(tuple(args), smp, timeout),
+def run(program: str, config="ukl", args=(), smp: int = 1, timeout: float = DEFAULT_TIMEOUT,
+        stdout=None, stderr=None) -> Result:
+    return boot(build(program, config), Options(tuple(args), smp, timeout),
                 stdout=stdout, stderr=stderr)
 
 

@@ -4,8 +4,11 @@ import shlex
 import signal
 import sys
 
-from . import api, bench, configs, fetch, net, series, serverbench
+from . import api, configs
+from .build import fetch, series
 from .errors import UklError
+from .guest import console, net, volumes
+from .measure import bench, serverbench
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
 CONFIG_HELP = f"configuration (default ukl): {', '.join(configs.CONFIGS)}"
@@ -98,14 +101,23 @@ def _patches(action: str, component: str):
             raise UklError(f"checkpatch found {errors} error(s) in the {component} series")
 
 
+def _config(args) -> configs.Config:
+    """--baseline is shorthand for --config baseline."""
+    if args.baseline and args.config not in ("ukl", "baseline"):
+        raise UklError(f"--baseline and --config {args.config} contradict each other")
+    return configs.get("baseline" if args.baseline else args.config)
+
+
 def _run(args, prog_args):
     ports = [net.parse_port(p) for p in args.ports]
     net.check_host_ports([h for h, _ in ports])          # before a long build
     opts = api.Options(tuple(prog_args), args.smp, args.timeout, ports=ports,
-                       volumes=[net.parse_volume(v) for v in args.volumes])
-    built = api.build(args.program, args.config, args.baseline)
+                       volumes=[volumes.parse_volume(v) for v in args.volumes])
+    built = api.build(args.program, _config(args))
     if args.dry_run:
-        print(shlex.join(api.machine(built, opts).argv()))
+        machine = api.machine(built, opts)
+        machine.relay.close()
+        print(shlex.join(machine.argv()))
         return
     published = ", ".join(f"127.0.0.1:{h} -> guest port {g}" for h, g in ports)
     ready = lambda: print(f"ukl: {built.name} is ready: {published}", file=sys.stderr,
@@ -123,8 +135,7 @@ def _report_crash(name: str, result: api.Result):
         sig = signal.Signals(result.status - 128).name
     except ValueError:
         return                                    # an exit status above 128, not a signal
-    tail = result.console.read_text(errors="replace").splitlines()[-15:]
-    print("\n".join(["--- console tail ---", *tail]), file=sys.stderr)
+    console.show_tail(result.console, 15)
     print(f"ukl: {name} was killed by {sig} (exit {result.status}) [console: {result.console}]",
           file=sys.stderr)
 
@@ -142,7 +153,7 @@ def main(argv=None):
             for name in args.names or [n for n in fetch.pins() if n != "apt"]:
                 print(fetch.unpack(name))
         elif args.command == "build":
-            built = api.build(args.program, args.config, args.baseline)
+            built = api.build(args.program, _config(args))
             print(built.kernel)
         elif args.command == "run":
             _run(args, prog_args)

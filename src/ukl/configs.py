@@ -1,29 +1,38 @@
 """Configurations: how a program is built and which kernel behaviour it runs with.
 
-One record per configuration, used by the CLI, the API, the benchmarks and
-the tests.  All UKL configurations share one kernel: its options are built in
-(kernel/configs/ukl.config) and selected at boot with `ukl=`, which sets the
-options every UKL program starts with (a thread may change its own with
-arch_prctl(ARCH_UKL_SET_OPTS)).
+One record per configuration, resolved once (the environment included) and
+passed whole to everything below the API.  All UKL configurations share one
+kernel: its options are built in (kernel/configs/ukl.config) and selected at
+boot with `ukl=`, which sets the options every UKL program starts with (a
+thread may change its own with arch_prctl(ARCH_UKL_SET_OPTS)).
+
+One vocabulary names what is built: a program and its C library are built
+"ukl" (a UKL object against the patched musl) or "baseline" (a static
+executable against plain musl); kernels are "baseline", "ukl" or "ukl-debug".
 """
+import dataclasses
+import os
 from dataclasses import dataclass
 
 from .errors import UklError
 
 # Each UKL option: its boot-parameter name and the Kconfig symbol that builds it.
 OPTIONS = {"ret": "CONFIG_UKL_RET", "byp": "CONFIG_UKL_BYP"}
+# The kernels UKL programs may be linked into; UKL_KERNEL picks one.
+UKL_KERNELS = ["ukl", "ukl-debug"]
+KINDS = ("ukl", "baseline")
 
 
 @dataclass(frozen=True)
 class Config:
     name: str
-    program: str         # how the program is built: "ukl" (UKL object) or "baseline" (static)
-    kernel: str          # the kernel it boots: "ukl" or "baseline" (kernel.FLAVORS)
+    kind: str            # how the program and its C library are built (KINDS)
+    kernel: str          # the kernel it boots: "baseline" or one of UKL_KERNELS
     options: tuple = ()  # UKL options selected at boot (keys of OPTIONS)
 
     @property
     def ukl(self) -> bool:
-        return self.program == "ukl"
+        return self.kind == "ukl"
 
     def kernel_args(self) -> list[str]:
         return [f"ukl={','.join(self.options)}"] if self.options else []
@@ -44,12 +53,26 @@ CONFIGS = {c.name: c for c in [
 SPECTRUM = ["ukl", "ukl-ret", "ukl-byp", "ukl-ret-byp"]
 
 
+def ukl_kernel() -> str:
+    """The UKL kernel to use: `ukl`, or another named by UKL_KERNEL (the debug
+    kernel, which CI does not build)."""
+    flavor = os.environ.get("UKL_KERNEL", "ukl")
+    if flavor not in UKL_KERNELS:
+        raise UklError(f"unknown UKL kernel {flavor!r} in UKL_KERNEL; valid: "
+                       f"{', '.join(UKL_KERNELS)}")
+    return flavor
+
+
 def get(name: "str | Config") -> Config:
+    """The named configuration, with the UKL kernel it will really boot."""
     if isinstance(name, Config):
         return name
     if name not in CONFIGS:
         raise UklError(f"unknown configuration {name!r}; valid: {', '.join(CONFIGS)}")
-    return CONFIGS[name]
+    config = CONFIGS[name]
+    if config.kernel == "baseline":
+        return config
+    return dataclasses.replace(config, kernel=ukl_kernel())
 
 
 def check_kernel(config: Config, built_options: dict[str, str]):

@@ -1,0 +1,159 @@
+"""Compiling and linking UKL code: its flags, the C runtime link sequence, and
+the checks a UKL object must pass (see ukl_cc for the compiler driver).
+
+A UKL object is crt, program and the UKL libc partially linked, with only the
+kernel's UKL interface (__ukl_*) left undefined; `ukl` resolves that against
+the kernel it boots (see kernel.link).
+"""
+import functools
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from ..errors import UklError
+from ..proc import capture, first_error
+
+# The bounds of .eh_frame that the bare-metal libunwind scans, for C++.
+EH_FRAME_LDS = Path(__file__).with_name("eh_frame.lds")
+KERNEL_ABI = "__ukl_"
+# Defined by the final link of the executable.
+LINKER_PROVIDED = {"_GLOBAL_OFFSET_TABLE_", "__eh_frame_start", "__eh_frame_end",
+                   "__eh_frame_hdr_start", "__eh_frame_hdr_end", "__dso_handle"}
+
+
+def _left_for_final_link(symbol: str) -> bool:
+    return symbol.startswith(KERNEL_ABI) or symbol in LINKER_PROVIDED
+
+
+TRACE = re.compile(r"^.*: (reference to|definition of) \w+$", re.M)
+
+
+def run_gcc(cmd: list[str], failure: str) -> str:
+    """Run a compiler command and show its messages, except the linker's
+    symbol traces (-y), which it returns; on failure raise with the first error."""
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    shown = "".join(line for line in res.stderr.splitlines(keepends=True)
+                    if not TRACE.match(line))
+    sys.stderr.write(shown)
+    if res.returncode != 0:
+        raise UklError(f"{failure}: {first_error(shown)}")
+    return "\n".join(m.group(0) for m in TRACE.finditer(res.stderr))
+
+
+@functools.cache
+def _gcc_include() -> str:
+    return capture(["gcc", "-print-file-name=include"]).strip()
+
+
+def libc_includes(sysroot: Path) -> list[str]:
+    """Only SYSROOT's C headers and gcc's own (stddef.h, ...), never the host's."""
+    return ["-nostdinc", "-isystem", str(sysroot / "include"), "-isystem", _gcc_include()]
+
+
+# gcc -B: the assembler that turns an inline-assembly SYSCALL into the UKL entry.
+TOOLCHAIN = Path(__file__).with_name("toolchain")
+
+
+# UKL code is an ordinary static executable's code (small code model, linked
+# at a low user address), without a red zone: a system call is a `call`
+# hidden in inline assembly, which writes below %rsp.
+UKL_CFLAGS = ["-mno-red-zone", "-fno-pie"]
+UKL_SECTION = ".ukl.object"      # where ukl-cc's output carries the UKL object
+
+
+def gcc_command(sysroot: Path) -> list[str]:
+    return ["gcc", *UKL_CFLAGS, f"-B{TOOLCHAIN}/", *libc_includes(sysroot)]
+
+
+def crt_link(sysroot: Path, objects: list[str], libs=()) -> list[str]:
+    """The C runtime around OBJECTS, for a link without gcc's start files."""
+    lib = sysroot / "lib"
+    return [str(lib / "crt1.o"), str(lib / "crti.o"), *objects, f"-L{lib}",
+            "-Wl,--start-group", *libs, "-lc", "-Wl,--end-group", str(lib / "crtn.o")]
+
+
+def undefined_symbols(obj: Path) -> dict[str, str]:
+    """name -> nm type ('U' strong, 'w'/'v' weak) of every undefined symbol."""
+    syms = {}
+    for line in capture(["nm", "-u", "-P", str(obj)]).splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            syms[parts[0]] = parts[1]
+    return syms
+
+
+# Linked like any libc function; they fail when called (see the musl series).
+DYNAMIC_LOADING = {"dlopen", "dlsym", "dladdr", "dlinfo", "dlclose"}
+
+
+def check_undefined(obj: Path):
+    missing = sorted(s for s, kind in undefined_symbols(obj).items()
+                     if kind == "U" and not _left_for_final_link(s))
+    if not missing:
+        return
+    more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+    raise UklError(f"undefined symbol {missing[0]}{more}: neither the program nor the "
+                   f"UKL C library provides it")
+
+
+def check_kernel_entries(obj: Path):
+    """UKL code enters the kernel only with `cli; call __ukl_syscall`: a SYSCALL at
+    CPL0 would switch to the user GS base and crash the kernel, and the kernel
+    relies on that exact sequence (atomic like SYSCALL, 6 bytes to rewind on a
+    restart, the only place where UKL code runs with interrupts off)."""
+    func, insns = None, []          # instructions of the current function, in order
+    stray_cli = "{} disables interrupts, which UKL code may do only to enter the kernel " \
+                "(cli; call __ukl_syscall)"
+    for line in capture(["objdump", "-dr", "--no-show-raw-insn", str(obj)]).splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if m:
+            func, insns = m.group(1), []
+        elif "R_X86_64_" in line:
+            entry = insns[-2:] == ["cli", "call"]
+            if "__ukl_syscall" in line and not entry:
+                raise UklError(f"{func} calls __ukl_syscall without the cli before it")
+            if entry and "__ukl_syscall" not in line:
+                raise UklError(stray_cli.format(func))
+        elif m := re.match(r"^\s+[0-9a-f]+:\t(\S+)", line):
+            insns.append(m.group(1))
+            if insns[-1] == "syscall":
+                raise UklError(f"{func} uses the SYSCALL instruction, which cannot run "
+                               f"under UKL (ukl-cc rewrites it only when it stands alone "
+                               f"on a line of inline assembly); use the C library's syscall()")
+            if insns[-2:-1] == ["cli"] and insns[-1] != "call":
+                raise UklError(stray_cli.format(func))
+
+
+def link(args: list[str], output: Path, sysroot: Path, libs: list[str] = ()):
+    """Partially link crt, ARGS, LIBS and libc into OUTPUT, checked."""
+    partial = output.with_name(output.name + ".r.o")
+    traced = [f"-Wl,-y,{s}" for s in sorted(DYNAMIC_LOADING)]
+    cmd = [*gcc_command(sysroot), "-nostdlib", "-nostartfiles", "-static", "-no-pie",
+           "-Wl,-r", *traced, *crt_link(sysroot, args, libs), "-o", str(partial)]
+    trace = run_gcc(cmd, "link failed")
+    try:
+        check_undefined(partial)
+        check_kernel_entries(partial)
+        _warn_dynamic_loading(trace)
+        os.replace(partial, output)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _warn_dynamic_loading(trace: str):
+    """One line naming the dynamic-loading functions the program itself calls."""
+    used = sorted({m.group(1) for m in re.finditer(r"^(?!.*libc\.a\().*: reference to (\w+)$",
+                                                      trace, re.M)})
+    if used:
+        print(f"ukl-cc: warning: {', '.join(used)} linked: under UKL they fail at run time "
+              f"(a UKL program cannot load code)", file=sys.stderr)
+
+
+def link_host_executable(args: list[str], output: Path, sysroot: Path):
+    """An ordinary static executable from ARGS and SYSROOT's C library."""
+    run_gcc(["gcc", *UKL_CFLAGS, *libc_includes(sysroot), "-static", "-no-pie",
+             "-nostdlib", "-nostartfiles",
+             *crt_link(sysroot, [*args, str(TOOLCHAIN / "host-entry.S")]), "-o", str(output)],
+            "link failed")

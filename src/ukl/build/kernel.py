@@ -1,0 +1,191 @@
+"""Configure and build the kernel, and relink it around an application."""
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+from . import cc, series, steps
+from ..errors import UklError
+from ..layout import IMAGES, KBUILD, KERNEL_CONFIGS, OUT
+from ..proc import run
+
+# Each flavor is tinyconfig plus these fragments; they differ only in UKL options.
+FLAVORS = {
+    "baseline": ["qemu-guest.config"],
+    "ukl": ["qemu-guest.config", "ukl.config"],
+    "ukl-debug": ["qemu-guest.config", "ukl.config", "debug.config"],
+}
+
+
+def _check_flavor(flavor: str):
+    if flavor not in FLAVORS:
+        raise UklError(f"unknown kernel configuration {flavor!r}; valid: {', '.join(FLAVORS)}")
+
+
+def build_dir(flavor: str) -> Path:
+    _check_flavor(flavor)
+    return KBUILD / flavor
+
+
+def _ccache_env() -> dict:
+    """The compiler cache outlives out/ (and a fresh clone): a kernel built again
+    from the same sources, in a clone at the same path, is mostly cache hits."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ukl" / "ccache"
+    return {"CCACHE_DIR": str(cache), "CCACHE_NOHASHDIR": "true",
+            "CCACHE_BASEDIR": str(OUT), "CCACHE_MAXSIZE": "5G"}
+
+
+def _make(flavor: str, step: str, *args):
+    tree = series.tree("linux")
+    jobs = (os.cpu_count() or 1) + 1
+    run(["make", "-C", tree, f"O={build_dir(flavor)}", f"-j{jobs}", "CC=ccache gcc", *args],
+        step, f"kernel-{flavor}", env=_ccache_env())
+
+
+def _fragments(flavor: str) -> list[Path]:
+    return [KERNEL_CONFIGS / f for f in FLAVORS[flavor]]
+
+
+def _config_lines(text: str) -> dict[str, str]:
+    """CONFIG_X=value lines (a fragment or a .config) as a dict."""
+    values = {}
+    for line in text.splitlines():
+        if line.startswith("CONFIG_"):
+            key, _, value = line.partition("=")
+            values[key] = value
+    return values
+
+
+def requested_options(flavor: str) -> dict[str, str]:
+    opts = {}
+    for frag in _fragments(flavor):
+        opts.update(_config_lines(frag.read_text()))
+    return opts
+
+
+def config_values(flavor: str) -> dict[str, str]:
+    return _config_lines((build_dir(flavor) / ".config").read_text())
+
+
+def configure(flavor: str):
+    """tinyconfig + fragments; fail if Kconfig dropped any requested value."""
+    bdir = build_dir(flavor)
+    key = steps.key_of(series.series_hash("linux"), [f.read_text() for f in _fragments(flavor)])
+    if not (bdir / ".config").exists() or _dropped(flavor):
+        steps.forget(bdir)                # a make against another tree rewrites .config
+
+    def make_config(bdir: Path):
+        tree = series.tree("linux")
+        _make(flavor, f"configure kernel ({flavor})", "tinyconfig")
+        run([tree / "scripts/kconfig/merge_config.sh", "-m", "-O", bdir, bdir / ".config",
+             *_fragments(flavor)], f"merge config fragments ({flavor})",
+            f"kernel-{flavor}-config", cwd=tree, env={"ARCH": "x86_64"})
+        _make(flavor, f"configure kernel ({flavor})", "olddefconfig")
+        dropped = _dropped(flavor)
+        if dropped:
+            name, want, have = dropped[0]
+            raise UklError(f"kernel config ({flavor}): {name}={want} requested but Kconfig "
+                           f"chose {have} (unmet dependency?)")
+    steps.stamped(bdir, key, make_config, clean=False)
+
+
+def _dropped(flavor: str) -> list[tuple[str, str, str]]:
+    """Requested options the .config does not have."""
+    if not (build_dir(flavor) / ".config").exists():
+        return [(k, v, "n") for k, v in requested_options(flavor).items()]
+    values = config_values(flavor)
+    return [(k, want, values.get(k, "n")) for k, want in requested_options(flavor).items()
+            if values.get(k, "n") != want]
+
+
+# Flavors built, and (name, flavor, object digest) -> bzImage linked, by this process:
+# the kernel tree does not change under a running process, so redoing either
+# would only re-run make.  Only the baseline's bzImage is used as built; UKL
+# programs get a copy of the UKL one linked around them.
+_built: set[str] = set()
+_linked: dict[tuple[str, str, str], Path] = {}
+
+
+def build(flavor: str) -> Path:
+    """Build the flavor's kernel (no application); return its bzImage."""
+    image = build_dir(flavor) / "arch/x86/boot/bzImage"
+    if flavor in _built and image.exists():
+        return image
+    with steps.lock(build_dir(flavor)):
+        configure(flavor)
+        _make(flavor, f"build kernel ({flavor})", "bzImage")
+    _built.add(flavor)
+    return image
+
+
+def _ukl_interface(bdir: Path) -> dict[str, int]:
+    """The kernel's UKL interface: its __ukl_* functions, by address."""
+    abi = {}
+    for line in (bdir / "System.map").read_text().splitlines():
+        addr, kind, symbol = line.split()
+        if symbol.startswith("__ukl_") and kind in "Tt":
+            abi[symbol] = int(addr, 16)
+    return abi
+
+
+def _link_executable(app_object: Path, exe: Path, abi: dict[str, int]):
+    """The program as a static executable at the usual 4 MiB, calling into the kernel."""
+    cc.run_gcc(["gcc", "-static", "-no-pie", "-nostdlib", f"-Wl,-T,{cc.EH_FRAME_LDS}",
+                "-Wl,-z,max-page-size=4096", "-Wl,-z,noexecstack", "-Wl,--build-id=none",
+                str(app_object), *(f"-Wl,--defsym={s}={a:#x}" for s, a in abi.items()),
+                "-o", str(exe)], f"linking {exe.name} against the kernel failed")
+
+
+def _image_object(exe: Path, obj: Path):
+    """An object whose .ukl.image section holds the executable, without its
+    debugging information (app.elf keeps that, for gdb), for vmlinux."""
+    stripped = obj.with_suffix(".elf")
+    cc.run_gcc(["objcopy", "--strip-debug", str(exe), str(stripped)], "stripping failed")
+    src = obj.with_suffix(".S")
+    src.write_text(f'\t.section .ukl.image, "a"\n\t.balign 4096\n\t.incbin "{stripped}"\n')
+    cc.run_gcc(["gcc", "-c", str(src), "-o", str(obj)], "wrapping the application failed")
+
+
+def _image_dir(name: str, flavor: str, digest: str) -> Path:
+    """Keyed by what was linked: two programs with one name never share an image.
+    Older images of the same name, not linked by this process, are removed."""
+    stem = name if flavor == "ukl" else f"{name}-{flavor}"
+    dest = IMAGES / f"{stem}-{digest[:16]}"
+    current = set(_linked.values())
+    for old in IMAGES.glob(f"{stem}-" + "[0-9a-f]" * 16):
+        if old != dest and old / "bzImage" not in current:
+            shutil.rmtree(old, ignore_errors=True)
+    return dest
+
+
+def link(app_object: Path, name: str, flavor: str) -> Path:
+    """Link the application and the UKL kernel around it; return a private bzImage copy.
+
+    The application is linked first, as a static executable that calls the
+    kernel's __ukl_* functions at their addresses in the built kernel; then
+    vmlinux is relinked with the executable in its image.  Kernel text comes
+    before the image, so those addresses cannot move: checked after the link."""
+    digest = hashlib.sha256(app_object.read_bytes()).hexdigest()
+    key = (name, flavor, digest)
+    if key in _linked and _linked[key].exists():
+        return _linked[key]
+    if flavor not in _built:         # once per process: the kernel is up to date
+        build(flavor)
+    dest = _image_dir(name, flavor, digest)
+    dest.mkdir(parents=True, exist_ok=True)
+    bdir = build_dir(flavor)
+    with steps.lock(bdir):
+        abi = _ukl_interface(bdir)
+        exe, image = dest / "app.elf", dest / "app-image.o"
+        _link_executable(app_object, exe, abi)
+        _image_object(exe, image)
+        _make(flavor, f"link {name} into the kernel", f"UKL_APP={image}", "bzImage")
+        moved = sorted(s for s, a in _ukl_interface(bdir).items() if abi.get(s) != a)
+        if moved:
+            raise UklError(f"kernel symbol {moved[0]} moved when {name} was linked in")
+        for src, dst in ((bdir / "arch/x86/boot/bzImage", dest / "bzImage"),
+                         (bdir / "vmlinux", dest / "vmlinux")):
+            shutil.copyfile(src, dst.with_suffix(".tmp"))
+            os.replace(dst.with_suffix(".tmp"), dst)
+    _linked[key] = dest / "bzImage"
+    return _linked[key]

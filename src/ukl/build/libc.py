@@ -1,0 +1,61 @@
+"""Build musl twice from the pinned source: patched for UKL ("ukl"), and plain
+for the baseline ("baseline").  Both sysroots also get the pinned kernel's
+UAPI headers (<linux/*.h>, <asm/*.h>), as a distribution's musl toolchain has."""
+import os
+import shutil
+from pathlib import Path
+
+from . import cc, fetch, series, steps
+from ..errors import UklError
+from ..layout import KBUILD, OUT, SYSROOTS
+from ..proc import run
+
+KINDS = ("ukl", "baseline")
+
+
+def sysroot(kind: str) -> Path:
+    if kind not in KINDS:
+        raise UklError(f"a C library is built 'ukl' or 'baseline', not {kind!r}")
+    return SYSROOTS / kind
+
+
+def _inputs(kind: str) -> tuple[Path, list[str], str, str]:
+    """Source tree, CFLAGS, musl's gcc wrapper, and the key of the source."""
+    if kind == "ukl":
+        return series.tree("musl"), ["-O2", *cc.UKL_CFLAGS], "no", series.series_hash("musl")
+    return fetch.unpack("musl"), ["-O2"], "gcc", fetch.pin_digest("musl")
+
+
+def build(kind: str) -> Path:
+    """Build and install musl into out/sysroot/<kind>; return the sysroot."""
+    src, cflags, wrapper, source_key = _inputs(kind)
+    key = steps.key_of(source_key, fetch.pin_digest("kernel"), cflags)
+
+    def make(root: Path):
+        bdir = OUT / "musl-build" / kind
+        shutil.rmtree(bdir, ignore_errors=True)
+        bdir.mkdir(parents=True)
+        env = {"CC": "gcc", "CFLAGS": " ".join(cflags)}
+        run([src / "configure", f"--prefix={root}", "--disable-shared",
+             f"--enable-wrapper={wrapper}"], f"configure musl ({kind})", f"musl-{kind}",
+            cwd=bdir, env=env)
+        jobs = (os.cpu_count() or 1) + 1
+        run(["make", f"-j{jobs}"], f"build musl ({kind})", f"musl-{kind}", cwd=bdir)
+        run(["make", "install"], f"install musl ({kind})", f"musl-{kind}", cwd=bdir)
+        run(["make", "-C", series.tree("linux"), f"O={KBUILD / 'uapi-headers'}",
+             f"INSTALL_HDR_PATH={root}", "headers_install"],
+            f"install kernel UAPI headers ({kind})", f"musl-{kind}")
+    return steps.stamped(sysroot(kind), key, make)
+
+
+def key(kind: str) -> str:
+    """What the built C library depends on: the key of everything built with it."""
+    recorded = steps.recorded(sysroot(kind))
+    if recorded is None:
+        raise UklError(f"the {kind} C library is not built: run `ukl build` first")
+    return recorded
+
+
+def require(kind: str) -> Path:
+    key(kind)
+    return sysroot(kind)

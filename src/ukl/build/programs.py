@@ -1,0 +1,152 @@
+"""Resolve a PROGRAM argument once, then build it for UKL or for the baseline.
+
+A PROGRAM is an example name, a C or C++ file, a file linked by ukl-cc (or by
+`ukl-cc --baseline`, or any static executable, for the baseline only), or an
+app recipe name.
+"""
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import cc, cxx, libc, recipes
+from ..configs import Config
+from ..errors import UklError
+from ..layout import EXAMPLES, PROGRAMS
+from ..proc import capture
+
+CFLAGS = ["-O2", "-Wall"]
+SUFFIXES = (".c", ".cpp")
+ET_EXEC = 2
+
+
+@dataclass(frozen=True)
+class Program:
+    """What the argument named; everything after resolve() uses only this."""
+    kind: str                     # "example", "source", "linked", "executable" or "recipe"
+    name: str                     # its name in the guest: /app/<name>
+    path: Path | None = None      # the source or linked file (not for recipes)
+    recipe: recipes.Recipe | None = None
+
+    # A recipe's default arguments, guest ports, guest files (guest path ->
+    # path in the built tree) and empty guest directories; none for the rest.
+    @property
+    def args(self) -> tuple:
+        return self.recipe.args if self.recipe else ()
+
+    @property
+    def ports(self) -> tuple:
+        return self.recipe.ports if self.recipe else ()
+
+    @property
+    def files(self) -> dict:
+        return self.recipe.files if self.recipe else {}
+
+    @property
+    def dirs(self) -> tuple:
+        return self.recipe.dirs if self.recipe else ()
+
+
+def examples() -> list[str]:
+    return sorted(p.stem for p in EXAMPLES.iterdir() if p.suffix in SUFFIXES)
+
+
+def _elf_kind(path: Path) -> str | None:
+    """'linked' (ukl-cc output), 'executable', or None if not a runnable ELF file."""
+    with open(path, "rb") as f:
+        head = f.read(18)
+    if head[:4] != b"\x7fELF":
+        return None
+    if cc.UKL_SECTION in capture(["readelf", "-S", "-W", str(path)]):
+        return "linked"
+    return "executable" if int.from_bytes(head[16:18], "little") == ET_EXEC else None
+
+
+def resolve(arg: str) -> Program:
+    if "/" not in arg:
+        for suffix in SUFFIXES:
+            if (EXAMPLES / f"{arg}{suffix}").exists():
+                return Program("example", arg, EXAMPLES / f"{arg}{suffix}")
+        if recipes.path(arg).is_file():
+            return Program("recipe", arg, recipe=recipes.load(arg))
+    path = Path(arg)
+    if path.is_file():
+        if path.suffix in SUFFIXES:
+            return Program("source", path.stem, path.resolve())
+        kind = _elf_kind(path)
+        if kind:
+            return Program(kind, path.name, path.resolve())
+        raise UklError(f"{arg} is neither a C or C++ file nor a program linked by ukl-cc")
+    raise UklError(f"unknown program {arg!r}: not an example ({', '.join(examples())}), "
+                   f"not an app recipe ({', '.join(recipes.names())}) and not a file")
+
+
+def _compiler(src: Path, sysroot: Path, ukl: bool) -> list[str]:
+    base = cc.gcc_command(sysroot) if ukl else ["gcc", *cc.libc_includes(sysroot)]
+    if src.suffix == ".cpp":
+        return ["g++", *cxx.compile_flags(), *base[1:]]
+    return base
+
+
+def _link_baseline_cxx(obj: Path, out: Path, sysroot: Path):
+    cc.run_gcc(["gcc", "-static", "-no-pie", "-nostdlib", f"-Wl,-T,{cc.EH_FRAME_LDS}",
+                *cc.crt_link(sysroot, [str(obj)], cxx.libraries()), "-o", str(out)],
+               "link failed")
+
+
+def _compile(src: Path, kind: str, out: Path):
+    ukl, is_cxx = kind == "ukl", src.suffix == ".cpp"
+    if is_cxx:
+        cxx.build()
+    sysroot = libc.require(kind)
+    if not ukl and not is_cxx:
+        cc.run_gcc([str(sysroot / "bin" / "musl-gcc"), *CFLAGS, "-static", str(src), "-o",
+                    str(out)], f"{src.name} failed to compile")
+        return
+    obj = out.with_name(f"{src.name}.o")
+    cc.run_gcc([*_compiler(src, sysroot, ukl), *CFLAGS, "-c", str(src), "-o", str(obj)],
+               f"{src.name} failed to compile")
+    if ukl:
+        cc.link([str(obj)], out, sysroot, cxx.libraries() if is_cxx else [])
+    else:
+        _link_baseline_cxx(obj, out, sysroot)
+
+
+def _from_linked(path: Path, elf_kind: str, kind: str, out: Path):
+    """The UKL object a ukl-cc output carries, or the ordinary executable."""
+    if kind == "ukl":
+        if elf_kind != "linked":
+            raise UklError(f"{path} is an ordinary executable, not linked by ukl-cc: "
+                           f"build it with CC=ukl-cc, or run it with --baseline")
+        capture(["objcopy", "--dump-section", f"{cc.UKL_SECTION}={out}", str(path),
+                 str(out.with_name(out.name + ".discard"))])
+        out.with_name(out.name + ".discard").unlink()
+    elif elf_kind == "linked":
+        raise UklError(f"{path} was linked for UKL; build the baseline with "
+                       f"CC='ukl-cc --baseline'")
+    else:
+        shutil.copyfile(path, out)
+
+
+def built_tree(program: Program, kind: str) -> Path | None:
+    """Where a recipe's files are, once built; None for other programs."""
+    return recipes.build(program.recipe, kind) / "src" if program.recipe else None
+
+
+def build(program: Program, config: Config) -> Path:
+    """For a UKL configuration, the UKL object for kernel.link; otherwise a
+    static executable."""
+    kind = config.kind
+    out_dir = PROGRAMS / kind
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / (f"{program.name}.o" if kind == "ukl" else program.name)
+    tmp = out.with_name(out.name + ".new")
+    if program.kind in ("example", "source"):
+        _compile(program.path, kind, tmp)
+    elif program.kind == "recipe":
+        _from_linked(recipes.binary(program.recipe, kind), "linked" if kind == "ukl"
+                     else "executable", kind, tmp)
+    else:
+        _from_linked(program.path, program.kind, kind, tmp)
+    os.replace(tmp, out)
+    return out

@@ -1,0 +1,159 @@
+"""App recipes: apps/<name>.toml says how to build a Debian source package with
+ukl-cc, and how to run the result.  One stamped runner builds any of them,
+for UKL or for the baseline.
+
+Keys:
+  description  one line
+  source       the pin (pins.toml) of the Debian source package
+  depends      recipes built first (libraries), for the same kind
+  steps        commands run in a copy of the source tree; placeholders:
+               {cc} the compiler, {jobs}, {prefix} this recipe's install
+               prefix, and each dependency's name for its prefix
+  binary       the program the steps produce, relative to the source tree
+  args         default arguments in the guest
+  ports        TCP ports it listens on in the guest
+  files        guest path = path in the built source tree, copied in
+  dirs         empty directories the program needs in the guest
+"""
+import os
+import shutil
+import sys
+import sysconfig
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import fetch, libc, steps
+from ..errors import UklError
+from ..layout import APPS, LOGS, OUT
+from ..proc import run
+
+# What ukl-cc is made of: a change to any of them rebuilds every recipe.
+UKL_CC_SOURCES = [Path(__file__).with_name("cc.py"), Path(__file__).with_name("ukl_cc.py"),
+                  *sorted(Path(__file__).with_name("toolchain").iterdir())]
+REQUIRED = {"description", "source", "steps"}
+OPTIONAL = {"depends", "binary", "args", "ports", "files", "dirs"}
+BUILD_ROOT = OUT / "apps"
+LOG_TAIL = 15
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    description: str
+    source: str
+    steps: tuple
+    depends: tuple = ()
+    binary: str | None = None              # None: a library, only installed
+    args: tuple = ()
+    ports: tuple = ()
+    files: dict = field(default_factory=dict)
+    dirs: tuple = ()
+
+
+def names() -> list[str]:
+    return sorted(p.stem for p in APPS.glob("*.toml"))
+
+
+def path(name: str) -> Path:
+    return APPS / f"{name}.toml"
+
+
+def parse(name: str, text: str) -> Recipe:
+    """A recipe from its TOML text; every mistake is a one-line UklError."""
+    where = f"recipe {name}"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise UklError(f"{where}: {e}") from None
+    unknown = sorted(set(data) - REQUIRED - OPTIONAL)
+    if unknown:
+        raise UklError(f"{where}: unknown key {unknown[0]!r}; valid: "
+                       f"{', '.join(sorted(REQUIRED | OPTIONAL))}")
+    missing = sorted(REQUIRED - set(data))
+    if missing:
+        raise UklError(f"{where}: missing key {missing[0]!r}")
+    if not all(isinstance(s, list) and s and all(isinstance(a, str) for a in s)
+               for s in data["steps"]):
+        raise UklError(f"{where}: steps must be a list of commands (lists of strings)")
+    ports = data.get("ports", [])
+    if not all(isinstance(p, int) and 0 < p < 65536 for p in ports):
+        raise UklError(f"{where}: ports must be TCP port numbers")
+    for guest in [*data.get("files", {}), *data.get("dirs", [])]:
+        if not guest.startswith("/"):
+            raise UklError(f"{where}: guest path {guest!r} is not absolute")
+    return Recipe(name=name, description=data["description"], source=data["source"],
+                  steps=tuple(tuple(s) for s in data["steps"]),
+                  depends=tuple(data.get("depends", [])), binary=data.get("binary"),
+                  args=tuple(data.get("args", [])), ports=tuple(ports),
+                  files=dict(data.get("files", {})), dirs=tuple(data.get("dirs", [])))
+
+
+def load(name: str) -> Recipe:
+    if not path(name).is_file():
+        raise UklError(f"unknown recipe {name!r}; known: {', '.join(names())}")
+    return parse(name, path(name).read_text())
+
+
+def _compiler(dest: Path, kind: str) -> Path:
+    """{cc}: one word for every build system, however it spells CC."""
+    ukl_cc = Path(sysconfig.get_path("scripts")) / "ukl-cc"
+    if not ukl_cc.exists():
+        ukl_cc = Path(sys.executable).with_name("ukl-cc")
+    wrapper = dest / "cc"
+    extra = " --baseline" if kind == "baseline" else ""
+    wrapper.write_text(f'#!/bin/sh\nexec "{ukl_cc}"{extra} "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def _key(recipe: Recipe, kind: str, deps: dict[str, Path]) -> str:
+    """Everything the result depends on: the pin, the recipe, its dependencies,
+    both C libraries and ukl-cc itself."""
+    return steps.key_of(kind, fetch.pin_digest(recipe.source), path(recipe.name).read_text(),
+                        [(d, steps.recorded(p)) for d, p in deps.items()],
+                        [libc.key(k) for k in libc.KINDS],
+                        [p.read_text() for p in UKL_CC_SOURCES])
+
+
+def _run_steps(recipe: Recipe, kind: str, dest: Path, deps: dict[str, Path]):
+    src = dest / "src"
+    shutil.copytree(fetch.unpack(recipe.source), src, symlinks=True)
+    steps.forget(src)
+    values = {"cc": _compiler(dest, kind), "jobs": (os.cpu_count() or 1) + 1,
+              "prefix": dest / "prefix", **deps}
+    for i, step in enumerate(recipe.steps, 1):
+        try:
+            cmd = [arg.format(**values) for arg in step]
+        except (KeyError, IndexError, ValueError) as e:
+            raise UklError(f"recipe {recipe.name}, step {i}: bad placeholder {e} (known: "
+                           f"{', '.join('{%s}' % k for k in values)}; write {{{{ for a brace)")
+
+        log_name = f"app-{recipe.name}-{kind}-{i}"
+        try:
+            run(cmd, f"{recipe.name} ({kind}) step {i}/{len(recipe.steps)}: {cmd[0]}",
+                log_name, cwd=src)
+        except UklError:
+            log = LOGS / f"{log_name}.log"
+            lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+            sys.stderr.write("".join(f"  {line}\n" for line in lines[-LOG_TAIL:]))
+            raise
+    if recipe.binary and not (src / recipe.binary).is_file():
+        raise UklError(f"recipe {recipe.name}: the steps did not produce {recipe.binary}")
+
+
+def build(recipe: Recipe, kind: str) -> Path:
+    """Build RECIPE (and what it depends on) with ukl-cc for KIND ('ukl' or
+    'baseline'); return its build directory."""
+    for libc_kind in libc.KINDS:          # ukl-cc links with both
+        libc.build(libc_kind)
+    deps = {d: build(load(d), kind) / "prefix" for d in recipe.depends}
+    dest = BUILD_ROOT / kind / recipe.name
+    return steps.stamped(dest, _key(recipe, kind, {d: p.parent for d, p in deps.items()}),
+                         lambda d: _run_steps(recipe, kind, d, deps))
+
+
+def binary(recipe: Recipe, kind: str) -> Path:
+    if not recipe.binary:
+        raise UklError(f"recipe {recipe.name} is a library: it has no program to run")
+    return build(recipe, kind) / "src" / recipe.binary

@@ -1,0 +1,154 @@
+"""Build the initramfs: busybox, a generated /init, and the program under /app."""
+import gzip
+import io
+import os
+import shlex
+from pathlib import Path
+
+from . import console
+from ..build import fetch
+
+UKL_MAGIC = b"\x7fUKL\n"
+GUEST_ENV = {"HOME": "/", "PATH": "/bin", "TERM": "dumb", "UKL_EXAMPLE": "1"}
+
+INIT = """#!/bin/busybox sh
+/bin/busybox mkdir -p /proc /sys /dev /tmp
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox mount -t tmpfs tmpfs /tmp
+/bin/busybox --install -s /bin
+export PATH=/bin
+ip link set lo up
+ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 && ip route add default via 10.0.2.2
+{services}{readiness}stty -F /dev/{out} raw -echo
+stty -F /dev/{err} raw -echo
+cd /tmp
+echo "ukl: starting {argv0}"
+env -i {env} {cmd} </dev/null >/dev/{out} 2>/dev/{err}
+status=$?
+echo "ukl: {argv0} exited with status $status"
+echo "{status_line}" >/dev/{status}
+sync
+reboot -f
+"""
+
+
+class Cpio:
+    """Writer for the 'newc' cpio format the kernel unpacks."""
+
+    def __init__(self):
+        self.buf, self.ino = io.BytesIO(), 1
+
+    def _entry(self, name: str, mode: int, data: bytes = b"", rdev=(0, 0)):
+        fields = [self.ino, mode, 0, 0, 1, 0, len(data), 0, 0, rdev[0], rdev[1],
+                  len(name) + 1, 0]
+        self.ino += 1
+        self.buf.write(b"070701" + "".join(f"{f:08x}" for f in fields).encode())
+        self.buf.write(name.encode() + b"\0")
+        self._pad()
+        self.buf.write(data)
+        self._pad()
+
+    def _pad(self):
+        self.buf.write(b"\0" * (-self.buf.tell() % 4))
+
+    def dir(self, name: str):
+        self._entry(name, 0o040755)
+
+    def file(self, name: str, data: bytes, mode: int = 0o755):
+        self._entry(name, 0o100000 | mode, data)
+
+    def symlink(self, name: str, target: str):
+        self._entry(name, 0o120777, target.encode())
+
+    def chardev(self, name: str, major: int, minor: int):
+        self._entry(name, 0o020600, rdev=(major, minor))
+
+    def gz(self) -> bytes:
+        self._entry("TRAILER!!!", 0)
+        return gzip.compress(self.buf.getvalue(), mtime=0)
+
+
+# Until every port listens (state 0A in /proc/net/tcp), then one line for the host.
+READINESS = """(for port in {ports}; do
+  until grep -q "^ *[0-9]*: [0-9A-F]*:$port [0-9A-F:]* 0A " /proc/net/tcp; do sleep 0.1; done
+done; echo {ready} >/dev/{status}) &
+"""
+# Users a server may switch to (nginx's workers run as nobody).
+PASSWD = b"root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"
+GROUP = b"root:x:0:\nnogroup:x:65534:\n"
+
+
+def init_script(argv: list[str], ports=(), services=()) -> str:
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in GUEST_ENV.items())
+    readiness = READINESS.format(ports=" ".join(f"{p:04X}" for p in ports),
+                                 status=console.STATUS, ready=console.READY) if ports else ""
+    started = "".join(f"{shlex.join(cmd)} </dev/null >/dev/null 2>&1 &\n" for cmd in services)
+    return INIT.format(out=console.STDOUT, err=console.STDERR, status=console.STATUS,
+                       status_line=console.STATUS_LINE.format(status="$status"),
+                       argv0=shlex.quote(argv[0]), env=env, cmd=shlex.join(argv),
+                       readiness=readiness, services=started)
+
+
+def _mkdirs(cpio: "Cpio", name: str, made: set):
+    """Directory NAME and its parents, each once."""
+    parts = name.split("/")
+    for i in range(1, len(parts) + 1):
+        path = "/".join(parts[:i])
+        if path not in made:
+            cpio.dir(path)
+            made.add(path)
+
+
+def _add_tree(cpio: "Cpio", host: Path, guest: str, made: set):
+    """HOST (a file or a directory, recursively) at GUEST, with its parents."""
+    name = guest.strip("/")
+    if "/" in name:
+        _mkdirs(cpio, name.rsplit("/", 1)[0], made)
+    if host.is_symlink():
+        cpio.symlink(name, os.readlink(host))
+    elif host.is_dir():
+        _mkdirs(cpio, name, made)
+        for child in sorted(host.iterdir()):
+            _add_tree(cpio, child, f"{name}/{child.name}", made)
+    else:
+        cpio.file(name, host.read_bytes(), host.stat().st_mode & 0o777)
+
+
+def build(dest: Path, program_name: str, program: bytes, args: list[str],
+          tools: dict[str, bytes] | None = None, ports=(), files=(), dirs=(),
+          services=()) -> Path:
+    """Write <dest>/initramfs.cpio.gz running /app/<program_name> with args.
+
+    TOOLS maps names to ordinary executables installed in /bin; FILES are
+    (host path, guest path) pairs copied in, DIRS empty guest directories;
+    the guest reports when every TCP port in PORTS listens; SERVICES are
+    commands started in the background before the program."""
+    busybox = fetch.unpack("busybox") / "bin" / "busybox"
+    cpio = Cpio()
+    made = {"bin", "dev", "proc", "sys", "tmp", "app", "etc"}
+    for d in sorted(made):
+        cpio.dir(d)
+    cpio.chardev("dev/console", 5, 1)
+    cpio.file("bin/busybox", busybox.read_bytes())
+    cpio.file("etc/passwd", PASSWD, 0o644)
+    cpio.file("etc/group", GROUP, 0o644)
+    for tool, data in (tools or {}).items():
+        cpio.file(f"bin/{tool}", data)
+    for guest in dirs:
+        _mkdirs(cpio, guest.strip("/"), made)
+    for host, guest in files:
+        _add_tree(cpio, Path(host), guest, made)
+    argv = [f"/app/{program_name}", *args]
+    cpio.file("init", init_script(argv, ports, services).encode())
+    cpio.file(f"app/{program_name}", program)
+    dest.mkdir(parents=True, exist_ok=True)
+    out = dest / "initramfs.cpio.gz"
+    out.write_bytes(cpio.gz())
+    return out
+
+
+def ukl_marker(program_name: str) -> bytes:
+    """The file that starts the kernel's linked application (see fs/binfmt_ukl.c)."""
+    return UKL_MAGIC + f"linked application: {program_name}\n".encode()

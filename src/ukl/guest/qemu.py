@@ -1,0 +1,177 @@
+"""Boot a kernel and initramfs under QEMU, with the program's output on its own channels."""
+import os
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import console, net
+from ..build import steps
+from ..errors import UklError
+from ..layout import OUT
+from ..proc import capture, need
+
+
+@dataclass
+class Machine:
+    """Everything that decides the QEMU command line."""
+    kernel: Path
+    initrd: Path
+    workdir: Path
+    smp: int = 1
+    memory_mb: int = 512
+    accel: str = "tcg"
+    cpu: str = "max"
+    icount: bool = False
+    disk: Path | None = None        # raw image, attached as virtio-blk /dev/vda
+    cmdline_extra: list[str] = field(default_factory=list)
+    # Published ports: the relay listens on the host ports and hands each
+    # connection to QEMU's forward of the guest port on a private host port.
+    relay: net.Relay | None = field(default=None, compare=False)
+    plugin: Path | None = None      # bench/switches.c, writing to workdir/switches.jsonl
+
+    def serial(self, port: str) -> Path:
+        return self.workdir / f"{port}.log"
+
+    def cmdline(self) -> str:
+        return " ".join(["console=ttyS0", "panic=-1", "oops=panic", *self.cmdline_extra])
+
+    def argv(self) -> list[str]:
+        accel = "kvm" if self.accel == "kvm" else ("tcg,thread=single" if self.icount else "tcg")
+        argv = ["qemu-system-x86_64", "-machine", "pc", "-accel", accel, "-cpu", self.cpu,
+                "-m", f"{self.memory_mb}M", "-smp", str(self.smp), "-nodefaults",
+                "-no-user-config", "-display", "none", "-no-reboot",
+                "-kernel", str(self.kernel), "-initrd", str(self.initrd),
+                "-append", self.cmdline()]
+        if self.icount:
+            argv += ["-icount", "shift=0"]
+        if self.plugin:
+            argv += ["-plugin", f"file={self.plugin},out={self.workdir / 'switches.jsonl'}"]
+        if self.disk:
+            argv += ["-drive", f"file={self.disk},if=virtio,format=raw"]
+        # User-mode networking: the guest is 10.0.2.15; published ports listen
+        # on the host's loopback only.
+        forwards = self.relay.forwards if self.relay else []
+        fwd = "".join(f",hostfwd=tcp:127.0.0.1:{h}-:{g}" for h, g in forwards)
+        argv += ["-netdev", f"user,id=net0{fwd}", "-device", "virtio-net-pci,netdev=net0"]
+        for port in console.CHANNELS:
+            argv += ["-serial", f"file:{self.serial(port)}"]
+        return argv
+
+
+@dataclass
+class Boot:
+    status: int | None
+    console: Path
+    failure: str | None
+    stopped: bool = False           # by the host (stop event), not by the program
+
+
+class _Pump:
+    """Copies what the guest writes to a serial file onto a host stream, as it arrives."""
+
+    def __init__(self, path: Path, sink):
+        self.path, self.sink, self.offset = path, sink, 0
+
+    def __call__(self):
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        if data and self.sink is not None:
+            self.sink.write(data)
+            self.sink.flush()
+        self.offset += len(data)
+
+
+STOP_GRACE = 3.0     # seconds QEMU gets to exit after SIGTERM before it is killed
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(STOP_GRACE)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        print(f"ukl: the guest did not stop within {STOP_GRACE:.0f}s; killed it",
+              file=sys.stderr)
+
+
+class _Readiness:
+    """Reports, once, the 'ready' line the guest writes when its ports listen."""
+
+    def __init__(self, path: Path, on_ready):
+        self.path, self.on_ready, self.done = path, on_ready, on_ready is None
+
+    def __call__(self):
+        if not self.done and console.is_ready(self.path.read_text(errors="replace")):
+            self.done = True
+            self.on_ready()
+
+
+def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
+         stop: threading.Event | None = None) -> Boot:
+    """Boot M until the guest powers off, TIMEOUT passes or STOP is set.
+    ON_READY is called once when every published guest port listens."""
+    need("qemu-system-x86_64")
+    m.workdir.mkdir(parents=True, exist_ok=True)
+    for port in console.CHANNELS:
+        m.serial(port).write_bytes(b"")
+    (m.workdir / "qemu.cmd").write_text(shlex.join(m.argv()) + "\n")
+    pumps = [_Pump(m.serial(console.STDOUT), stdout), _Pump(m.serial(console.STDERR), stderr),
+             _Readiness(m.serial(console.STATUS), on_ready)]
+    stopped = timed_out = False
+    try:
+        with open(m.workdir / "qemu.log", "wb") as qlog:
+            proc = subprocess.Popen(m.argv(), stdin=subprocess.DEVNULL, stdout=qlog,
+                                    stderr=subprocess.STDOUT)
+            if m.relay:
+                m.relay.start()
+            deadline = time.monotonic() + timeout
+            try:
+                while proc.poll() is None:
+                    for pump in pumps:
+                        pump()
+                    if stop is not None and stop.is_set():
+                        stopped = True
+                        break
+                    if time.monotonic() > deadline:
+                        timed_out = True
+                        break
+                    time.sleep(0.05)
+            finally:
+                if proc.poll() is None:
+                    _stop(proc)
+                proc.wait()
+    finally:
+        if m.relay:
+            m.relay.close()
+    for pump in pumps:
+        pump()
+    qemu_msg = (m.workdir / "qemu.log").read_text(errors="replace").strip()
+    qemu_exit = f"qemu exit {proc.returncode}" + \
+        (f": {qemu_msg.splitlines()[-1]}" if qemu_msg else "")
+    verdict = console.judge(m.serial(console.CONSOLE).read_text(errors="replace"),
+                            m.serial(console.STATUS).read_text(errors="replace"),
+                            timeout if timed_out else None, stopped, qemu_exit)
+    return Boot(verdict.status, m.serial(console.CONSOLE), verdict.failure, stopped)
+
+
+def choose_accel(probe) -> str:
+    """TCG unless KVM is usable: nested KVM here fails, so a probe boot decides, once."""
+    forced = os.environ.get("UKL_ACCEL")
+    if forced:
+        if forced not in ("tcg", "kvm"):
+            raise UklError(f"UKL_ACCEL must be tcg or kvm, not {forced!r}")
+        return forced
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return "tcg"
+    version = capture(["qemu-system-x86_64", "--version"])
+    done = steps.stamped(OUT / "accel", steps.key_of(version),
+                         lambda d: (d / "choice").write_text("kvm" if probe() else "tcg"))
+    return (done / "choice").read_text().strip()

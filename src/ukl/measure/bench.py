@@ -1,0 +1,214 @@
+"""`ukl bench`: LEBench-style costs, UKL and the stock baseline side by side.
+
+The primary metric is deterministic: under `-icount shift=0` one guest
+nanosecond is one guest instruction, so lebench's per-operation times are
+guest instructions per operation.  Every sample is kept in results.json.
+"""
+import io
+import json
+import time
+from pathlib import Path
+
+from . import cycles, plugin
+from .results import BENCH_DIR, baseline_first, built_kernel, config_names, write
+from .. import api
+from ..errors import UklError
+from ..layout import ROOT
+
+LEBENCH = ROOT / "bench" / "lebench.c"
+DISK_MB = 64                                         # lebench's fio_* ops use the first 64 MiB
+
+
+def operations() -> list[str]:
+    """The operations lebench knows, read from its source (the single list)."""
+    text = LEBENCH.read_text()
+    block = text[text.index("static const char *const ops[] = {"):]
+    block = block[:block.index("NULL")]
+    return [w.strip('" ,\n\t') for w in block.split("{", 1)[1].split(",") if w.strip('" ,\n\t')]
+
+
+def _check(names, valid, what):
+    for n in names:
+        if n not in valid:
+            raise UklError(f"unknown {what} {n!r}; valid: {', '.join(valid)}")
+
+
+def _scratch_disk() -> Path:
+    """A fresh, sparse raw image for the fio_* operations (/dev/vda in the guest)."""
+    disk = BENCH_DIR / "disk.img"
+    disk.parent.mkdir(parents=True, exist_ok=True)
+    with open(disk, "wb") as f:
+        f.truncate(DISK_MB << 20)
+    return disk
+
+
+def _run_one(config: str, ops: list[str], quick: bool, icount: bool) -> dict:
+    built = api.build(str(LEBENCH), config)
+    out, err = io.BytesIO(), io.BytesIO()
+    args = (["--quick"] if quick else []) + (ops or operations())
+    start = time.monotonic()
+    res = api.boot(built, api.Options(tuple(args), icount=icount, timeout=1800,
+                                      disk=_scratch_disk(),
+                                      plugin=plugin.build() if icount else None),
+                   stdout=out, stderr=err)
+    if res.status != 0:
+        raise UklError(f"lebench on {config} exited with {res.status}: "
+                       f"{err.getvalue().decode(errors='replace').strip()[-200:]}")
+    rows = [json.loads(line) for line in out.getvalue().decode().splitlines() if line.strip()]
+    if icount:
+        _add_switches(rows, res.run_dir / "switches.jsonl")
+    return {"config": config, "metric": "guest instructions" if icount else "wall ns",
+            "rows": rows, "wall_seconds": time.monotonic() - start,
+            "qemu": (res.run_dir / "qemu.cmd").read_text().strip(), **built_kernel(built)}
+
+
+def _add_switches(rows: list[dict], counts: Path):
+    """Each row's mode-switch instructions per operation (the plugin counted them over
+    all of the row's samples) and the estimated cycles they add."""
+    windows = [json.loads(line) for line in counts.read_text().splitlines()]
+    if len(windows) != len(rows):
+        raise UklError(f"the switch counter saw {len(windows)} measurements for "
+                       f"{len(rows)} rows ({counts})")
+    for row, window in zip(rows, windows):
+        row["switches"] = {k: v / row["count"] for k, v in window.items()}
+        row["est_cycles"] = round(cycles.estimate(row["min"], row["switches"]))
+
+
+def run(names=None, ops=None, quick=False, icount=True) -> Path:
+    """Run lebench on each config beside Linux; return the results directory."""
+    names = config_names(names or [], ["ukl", "cpl3-on-ukl"])
+    ops = ops or []
+    _check(ops, operations(), "operation")
+    return write("", {"quick": quick, "icount": icount,
+                      "runs": [_run_one(c, ops, quick, icount) for c in names]}, table, plot)
+
+
+def _by_key(run: dict) -> dict:
+    return {(r["op"], r["size"]): r for r in run["rows"]}
+
+
+SWITCHES = ["syscall", "sysret", "iret", "swapgs", "cr3_write", "wrmsr", "popf", "serialising"]
+SIZED = ["read", "write", "udp", "tcp"]       # plotted against size
+
+
+def _representative(run: dict) -> dict:
+    """Each operation at its first (smallest) size, in lebench's order."""
+    rows = {}
+    for row in run["rows"]:
+        rows.setdefault(row["op"], row)
+    return rows
+
+
+def _change(value, base) -> float:
+    return 100.0 * (value - base) / base if base else 0.0
+
+
+def table(results: dict) -> str:
+    runs = baseline_first(results["runs"])
+    base = _by_key(runs[0])
+    others = runs[1:]
+    unit = runs[0]["metric"]
+    head = ["operation", "size", f"{runs[0]['config']} (min {unit})"]
+    for o in others:
+        head += [f"{o['config']} (min)", f"{o['config']} vs Linux"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key, row in base.items():
+        cells = [key[0], str(key[1]), str(row["min"])]
+        for o in others:
+            other = _by_key(o).get(key)
+            if other:
+                cells += [str(other["min"]), f"{_change(other['min'], row['min']):+.1f}%"]
+            else:
+                cells += ["-", "-"]
+        lines.append("| " + " | ".join(cells) + " |")
+    if all("switches" in r for run in runs for r in run["rows"]):
+        lines += _switch_table(runs)
+    fio = [key for key in base if key[0].startswith("fio_")]
+    if fio:
+        lines += ["", f"4 KiB O_DIRECT at queue depth 1 on virtio-blk, operations per second "
+                  f"(10^9 / min {unit}):", ""]
+        lines += ["| operation | " + " | ".join(r["config"] for r in runs) + " |",
+                  "|" + "---|" * (len(runs) + 1)]
+        for key in fio:
+            rates = [_by_key(r).get(key) for r in runs]
+            lines.append(f"| {key[0]} | " + " | ".join(
+                f"{1e9 / r['min']:.0f}" if r and r["min"] else "-" for r in rates) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _switch_table(runs: list[dict]) -> list[str]:
+    """Mode-switch instructions per operation, and the cycles they are estimated to cost."""
+    lines = ["", "Mode-switch instructions per operation (QEMU plugin count) and **estimated** "
+             "cycles: guest instructions, with each counted instruction weighted by its "
+             "published cost (docs/design.md#estimated-cycles):", "",
+             "| operation | size | configuration | " + " | ".join(SWITCHES) +
+             " | est. cycles | vs Linux |", "|" + "---|" * (len(SWITCHES) + 5)]
+    base = _representative(runs[0])
+    for op, brow in base.items():
+        for run in runs:
+            row = _representative(run).get(op)
+            if row is None:
+                continue
+            counts = [f"{row['switches'][k]:.2f}".rstrip("0").rstrip(".") for k in SWITCHES]
+            lines.append(f"| {op} | {row['size']} | {run['config']} | " + " | ".join(counts) +
+                         f" | {row['est_cycles']} | "
+                         f"{_change(row['est_cycles'], brow['est_cycles']):+.1f}% |")
+    return lines
+
+
+def plot(results: dict, path: Path):
+    """PATH: each operation at its first size, every configuration against Linux
+    (fio_* left out: their cost is noise); sizes.png beside it: cost against
+    size for read, write, UDP and TCP."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UklError("matplotlib is missing: run ./setup.sh") from None
+    runs = baseline_first(results["runs"])
+    base = _representative(runs[0])
+    ops = [op for op in base if not op.startswith("fio_")]   # noise: see the table
+    metrics = [("min", runs[0]["metric"])]
+    if all("est_cycles" in r for run in runs for r in run["rows"]):
+        metrics.append(("est_cycles", "estimated cycles"))
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(12, 4.5 * len(metrics)), squeeze=False)
+    width = 0.8 / max(1, len(runs) - 1)
+    for ax, (field, label) in zip(axes[:, 0], metrics):
+        for i, run in enumerate(runs[1:]):
+            rep = _representative(run)
+            ax.bar([x + i * width for x in range(len(ops))],
+                   [_change(rep[o][field], base[o][field]) if o in rep else 0 for o in ops],
+                   width, label=run["config"])
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_ylabel(f"% change vs Linux\n({label})")
+        ax.set_xticks([x + width * (len(runs) - 2) / 2 for x in range(len(ops))])
+        ax.set_xticklabels([f"{o} {base[o]['size']}" if base[o]["size"] else o for o in ops],
+                           fontsize=8, rotation=30, ha="right")
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0, 0].set_title("Cost per operation against stock Linux (lower is better)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+    sized = [op for op in SIZED if op in base]
+    if not sized:
+        return
+    fig, axes = plt.subplots(1, len(sized), figsize=(4 * len(sized), 3.6), squeeze=False)
+    by_base = _by_key(runs[0])
+    for ax, op in zip(axes[0], sized):
+        for run in runs[1:]:
+            rows = [r for r in run["rows"] if r["op"] == op and (op, r["size"]) in by_base]
+            ax.plot([r["size"] for r in rows],
+                    [_change(r["min"], by_base[(op, r["size"])]["min"]) for r in rows],
+                    label=run["config"], linewidth=1.2)
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_title(f"{op}: Linux = 0")
+        ax.set_xlabel("bytes")
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel(f"% change vs Linux\n({runs[0]['metric']})")
+    axes[0, -1].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path.with_name("sizes.png"), dpi=110)
+    plt.close(fig)

@@ -1,0 +1,94 @@
+"""Bad input that needs a build or a guest: one line naming the cause, a non-zero exit."""
+import re
+
+import pytest
+
+from ukl import cli
+from ukl.build import recipes, series
+from ukl.errors import UklError
+from ukl.layout import RUNS
+from uklcli import assert_one_line_error, ukl
+
+
+def test_compile_error_shows_compiler_message(tmp_path):
+    src = tmp_path / "broken.c"
+    src.write_text("int main(void) { return undeclared_variable; }\n")
+    res = ukl("build", str(src))
+    assert_one_line_error(res, "broken.c", "undeclared_variable")
+
+
+def test_missing_symbol_fails_at_link_time(tmp_path):
+    src = tmp_path / "needs.c"
+    src.write_text("void not_in_any_library(void);\n"
+                   "int main(void) { not_in_any_library(); return 0; }\n")
+    assert_one_line_error(ukl("build", str(src)), "undefined symbol not_in_any_library")
+
+
+KERNEL_ENTRIES = {   # inline assembly -> what ukl-cc says about it
+    '"syscall; nop" : "=a"(r) : "a"(39) : "rcx", "r11"': "main uses the SYSCALL instruction",
+    '"cli; sti" : "=a"(r)': "main disables interrupts",
+    '"call __ukl_syscall" : "=a"(r) : "a"(39) : "rcx", "r11", "memory"':
+        "main calls __ukl_syscall without the cli",
+}
+
+
+@pytest.mark.parametrize("asm,error", KERNEL_ENTRIES.items())
+def test_kernel_entries_other_than_cli_call_are_refused(tmp_path, asm, error):
+    src = tmp_path / "entry.c"
+    src.write_text(f"int main(void) {{ long r; __asm__ volatile({asm}); return 0; }}\n")
+    assert_one_line_error(ukl("build", str(src)), error)
+
+
+def test_crashed_program_exits_128_plus_signal_with_console_tail():
+    res = ukl("run", "nullderef")
+    assert res.returncode == 139
+    assert "--- console tail (" in res.stderr and "segfault at" in res.stderr
+    assert "ukl: nullderef was killed by SIGSEGV (exit 139)" in res.stderr.splitlines()[-1]
+    assert "Traceback" not in res.stderr
+
+
+def _private_port(cmd: str) -> str:
+    """The relay's private host port, which each run picks afresh."""
+    return re.sub(r"hostfwd=tcp:127\.0\.0\.1:\d+-:", "hostfwd=tcp:127.0.0.1:PORT-:", cmd)
+
+
+def test_dry_run_prints_the_command_that_runs():
+    dry = ukl("run", "--dry-run", "hello", "-p", "18080:80")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.startswith("qemu-system-x86_64 ")
+    assert re.search(r"hostfwd=tcp:127\.0\.0\.1:\d+-:80", dry.stdout)
+    assert "hostfwd=tcp:127.0.0.1:18080-:80" not in dry.stdout    # the relay holds 18080
+    real = ukl("run", "hello", "-p", "18080:80")
+    assert real.returncode == 3, real.stderr
+    ran = (RUNS / "hello-ukl" / "qemu.cmd").read_text().strip()
+    assert _private_port(dry.stdout.strip()) == _private_port(ran)
+
+
+def test_failing_recipe_step_names_its_log_and_is_redone(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(recipes, "APPS", tmp_path)
+    monkeypatch.setattr(recipes, "BUILD_ROOT", tmp_path / "out")
+    (tmp_path / "broken.toml").write_text(
+        'description = "fails"\nsource = "musl"\n'
+        'steps = [["sh", "-c", "echo compiling; echo oops: no such header >&2; exit 3"]]\n'
+        'binary = "prog"\n')
+    for attempt in range(2):
+        with pytest.raises(UklError) as e:
+            recipes.binary(recipes.load("broken"), "baseline")
+        assert "broken (baseline) step 1/1: sh failed (exit 3)" in str(e.value)
+        assert "app-broken-baseline-1.log" in str(e.value)
+        assert "oops: no such header" in capsys.readouterr().err      # the log's last lines
+        assert not (tmp_path / "out" / "baseline" / "broken" / ".ukl-step").exists()
+
+
+def test_patches_check_exits_non_zero_on_checkpatch_errors(tmp_path, monkeypatch):
+    for component in ("linux", "musl"):
+        assert ukl("patches", "check", component).returncode == 0, component
+    bad = tmp_path / "0001-unsigned.patch"
+    bad.write_text("From: A <a@example.org>\nSubject: [PATCH] x: change a line\n\nWhy.\n---\n"
+                   " a.c | 2 +-\n\ndiff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n"
+                   "@@ -1 +1 @@\n-int a;\n+int b;\n")
+    script_tree = series.tree("linux")
+    monkeypatch.setattr(series, "tree", lambda name: script_tree)
+    monkeypatch.setattr(series, "patches", lambda name: [bad])
+    with pytest.raises(UklError, match=r"checkpatch found \d+ error\(s\) in the linux series"):
+        cli._patches("check", "linux")

@@ -1,0 +1,61 @@
+"""Bad input ends with one line naming the cause and a non-zero exit, never a traceback."""
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from ukl.build import fetch
+from uklcli import assert_one_line_error, ukl
+
+
+def test_unknown_program():
+    assert_one_line_error(ukl("run", "no-such-program"), "unknown program 'no-such-program'",
+                          "hello", "redis")
+
+
+def test_bad_option():
+    res = ukl("run", "hello", "--smp", "two")
+    assert_one_line_error(res, "--smp")
+    assert res.returncode == 2
+
+
+def test_sha256_mismatch_is_refused_and_removed(tmp_path):
+    name = next(iter(fetch.pin("busybox")["files"]))
+    bad = tmp_path / "downloads" / name
+    bad.parent.mkdir()
+    bad.write_bytes(b"not the pinned package")
+    res = ukl("fetch", "busybox", env={"UKL_OUT": str(tmp_path)})
+    assert_one_line_error(res, "sha256 mismatch", name)
+    assert not bad.exists(), "a corrupt download must not be kept"
+
+
+def test_missing_dependency(tmp_path):
+    res = ukl("fetch", "busybox", env={"UKL_OUT": str(tmp_path), "PATH": str(tmp_path)})
+    assert_one_line_error(res, "missing dependency: apt-get")
+
+
+@pytest.mark.parametrize("option,error", [
+    (["-p", "http:80"], "-p http:80: 'http' is not a TCP port number"),
+    (["-p", "8080:70000"], "'70000' is not a TCP port number"),
+    (["-v", "/no/such/path:/data"], "-v /no/such/path:/data: /no/such/path does not exist"),
+    (["-v", "/tmp:data"], "the guest path 'data' is not absolute"),
+])
+def test_bad_run_options_fail_before_building(option, error):
+    assert_one_line_error(ukl("run", "hello", *option), error)
+
+
+def test_host_port_in_use():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        res = ukl("run", "--dry-run", "hello", "-p", f"{port}:80")
+    assert_one_line_error(res, f"host port {port} is in use")
+
+
+def test_ukl_cc_refuses_flags_that_cannot_work_in_kernel_code():
+    for flag, why in (("-mred-zone", "no red zone"), ("-shared", "not a shared library")):
+        res = subprocess.run([sys.executable, "-c", "from ukl.build.ukl_cc import main; main()", flag,
+                              "x.c"], capture_output=True, text=True)
+        assert_one_line_error(res, flag, why)

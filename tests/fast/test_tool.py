@@ -1,0 +1,261 @@
+"""The fast tier: no kernel, no C library, no guest.  `pytest -m "not boot"` runs these."""
+import gzip
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ukl import configs
+from ukl.build import fetch, programs, recipes, series, steps
+from ukl.guest import image, net, qemu, volumes
+from ukl.measure import bench, serverbench
+from ukl.errors import UklError
+
+
+def test_qemu_command_publishes_ports_on_loopback_only(tmp_path):
+    """The relay holds the host ports; QEMU forwards the guest ports from private ones."""
+    relay = net.Relay([(net.free_port(), 6379), (net.free_port(), 80)])
+    try:
+        argv = qemu.Machine(Path("/k/bzImage"), Path("/k/initrd"), tmp_path, smp=2,
+                            relay=relay).argv()
+    finally:
+        relay.close()
+    (redis, _), (http, _) = relay.forwards
+    netdev = argv[argv.index("-netdev") + 1]
+    assert netdev == (f"user,id=net0,hostfwd=tcp:127.0.0.1:{redis}-:6379,"
+                      f"hostfwd=tcp:127.0.0.1:{http}-:80")
+    assert argv[argv.index("-device") + 1] == "virtio-net-pci,netdev=net0"
+    assert argv[argv.index("-smp") + 1] == "2" and "-icount" not in argv
+
+
+def test_qemu_command_for_measurements(tmp_path):
+    argv = qemu.Machine(Path("k"), Path("i"), tmp_path, icount=True).argv()
+    assert argv[argv.index("-icount") + 1] == "shift=0"
+    assert argv[argv.index("-accel") + 1] == "tcg,thread=single"
+
+
+def _cpio_files(path: Path) -> dict[str, tuple[int, bytes]]:
+    """name -> (mode, data) of a newc archive."""
+    data, files, pos = gzip.decompress(path.read_bytes()), {}, 0
+    while True:
+        fields = [int(data[pos + 6 + 8 * i:pos + 14 + 8 * i], 16) for i in range(13)]
+        mode, size, namesize = fields[1], fields[6], fields[11]
+        name = data[pos + 110:pos + 110 + namesize - 1].decode()
+        pos = (pos + 110 + namesize + 3) & ~3
+        if name == "TRAILER!!!":
+            return files
+        files[name] = (mode, data[pos:pos + size])
+        pos = (pos + size + 3) & ~3
+
+
+@pytest.fixture
+def fake_busybox(tmp_path, monkeypatch):
+    (tmp_path / "bb" / "bin").mkdir(parents=True)
+    (tmp_path / "bb" / "bin" / "busybox").write_bytes(b"busybox")
+    monkeypatch.setattr(fetch, "unpack", lambda name: tmp_path / "bb")
+
+
+def test_initramfs_holds_program_files_users_and_network(tmp_path, fake_busybox):
+    site = tmp_path / "site"
+    (site / "docs").mkdir(parents=True)
+    (site / "index.html").write_text("hi")
+    (site / "docs" / "a.txt").write_text("a")
+    out = image.build(tmp_path / "run", "server", b"\x7fELF...", ["-x", "a b"],
+                      ports=[6379], files=[(site, "/srv/www")], dirs=["/var/log/server"])
+    files = _cpio_files(out)
+    assert files["app/server"][1] == b"\x7fELF..."
+    assert files["srv/www/index.html"][1] == b"hi"
+    assert files["srv/www/docs/a.txt"][1] == b"a"
+    assert files["var/log/server"][0] & 0o170000 == 0o040000
+    assert b"nobody:x:65534:65534" in files["etc/passwd"][1]
+    init = files["init"][1].decode()
+    assert "ip addr add 10.0.2.15/24 dev eth0" in init
+    assert ":$port [0-9A-F:]* 0A " in init and "for port in 18EB;" in init
+    assert "/app/server -x 'a b'" in init
+
+
+def test_initramfs_without_ports_has_no_readiness_loop(tmp_path, fake_busybox):
+    init = _cpio_files(image.build(tmp_path, "hello", b"x", []))["init"][1].decode()
+    assert "/proc/net/tcp" not in init
+
+
+def test_every_recipe_parses():
+    assert {"redis", "memcached", "libevent", "nginx", "fio"} <= set(recipes.names())
+    for name in recipes.names():
+        r = recipes.load(name)
+        assert r.source in fetch.pins(), f"{name}: source {r.source} is not pinned"
+        assert all(recipes.path(d).is_file() for d in r.depends)
+    assert recipes.load("redis").ports == (6379,)
+    assert recipes.load("memcached").depends == ("libevent",)
+
+
+@pytest.mark.parametrize("text,error", [
+    ('description = "x"\nsource = "redis"', "missing key 'steps'"),
+    ('description = "x"\nsource = "redis"\nsteps = [["make"]]\nport = [1]', "unknown key 'port'"),
+    ('description = "x"\nsource = "redis"\nsteps = ["make"]', "steps must be a list of commands"),
+    ('description = "x"\nsource = "r"\nsteps = [["make"]]\nports = [0]', "TCP port numbers"),
+    ('description = "x"\nsource = "r"\nsteps = [["make"]]\ndirs = ["logs"]', "not absolute"),
+    ('description = ', "recipe bad:"),
+])
+def test_bad_recipes_are_refused(text, error):
+    with pytest.raises(UklError, match=error):
+        recipes.parse("bad", text)
+
+
+def test_resolver_kinds(tmp_path):
+    assert programs.resolve("hello").kind == "example"
+    redis = programs.resolve("redis")
+    assert (redis.kind, redis.ports, redis.name) == ("recipe", (6379,), "redis")
+    src = tmp_path / "tool.c"
+    src.write_text("int main(void) { return 0; }\n")
+    assert programs.resolve(str(src)) == programs.Program("source", "tool", src)
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    with pytest.raises(UklError, match="neither a C or C.. file nor a program linked"):
+        programs.resolve(str(text))
+    with pytest.raises(UklError, match="not an app recipe .*memcached"):
+        programs.resolve("no-such")
+
+
+def test_port_and_volume_specs(tmp_path):
+    assert net.parse_port("8080:80") == (8080, 80)
+    assert net.parse_port("6379") == (6379, 6379)
+    assert volumes.parse_volume(f"{tmp_path}:/data") == (tmp_path.resolve(), "/data")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        with pytest.raises(UklError, match=f"host port {s.getsockname()[1]} is in use"):
+            net.check_host_ports([s.getsockname()[1]])
+    with pytest.raises(UklError, match="published twice"):
+        net.check_host_ports([5000, 5000])
+
+
+def test_bench_table_is_relative_to_linux_whatever_the_order():
+    row = lambda op, n: {"op": op, "size": 0, "min": n}
+    results = {"runs": [
+        {"config": "ukl", "metric": "guest instructions", "rows": [row("getppid", 50)]},
+        {"config": "baseline", "metric": "guest instructions", "rows": [row("getppid", 200)]},
+    ]}
+    head, _, first = bench.table(results).splitlines()[:3]
+    assert head.startswith("| operation | size | baseline (min guest instructions) | ukl (min)")
+    assert first == "| getppid | 0 | 200 | 50 | -75.0% |"
+    assert results["runs"][0]["config"] == "ukl"
+
+
+def test_server_bench_table_reports_instructions_spread_and_noisy_host_numbers():
+    def run(config, per_request):
+        return {"config": config, "rows": [
+            {"test": "get", "repeat": i, "requests": 100, "per_request": v,
+             "busy_instructions": 100 * v, "host_noisy": {"rps": 900.0, "p50_ms": 1.0,
+                                                          "p99_ms": None}}
+            for i, v in enumerate(per_request)]}
+    results = {"server": "redis", "requests": 100,
+               "runs": [run("baseline", [50000, 50250]), run("ukl", [40000, 40100])]}
+    lines = serverbench.table(results).splitlines()
+    assert lines[2].startswith("| test | baseline (instructions/request) | ukl | ukl vs Linux |")
+    assert lines[4] == "| get | 50125 | 40050 | -20.1% | 0.50% | 900 / 900 | 1.00/- / 1.00/- |"
+
+
+def test_a_series_that_fails_to_apply_leaves_no_usable_tree(tmp_path, monkeypatch):
+    """Nothing may build from upstream alone after `git am` failed half way."""
+    tree = tmp_path / "linux"
+    tree.mkdir()
+    (tree / "a.c").write_text("int a;\n")
+    git = [*series.GIT, "-C", str(tree)]
+    for step in (["init", "-q"], ["add", "a.c"], ["commit", "-q", "-m", "upstream"],
+                 ["tag", "upstream"]):
+        subprocess.run([*git, *step], check=True)
+    subprocess.run([*git, "update-ref", series.APPLIED, "HEAD"], check=True)
+    steps.mark(tree, "an-older-series")
+    bad = tmp_path / "0001-x.patch"
+    bad.write_text("From: A <a@example.org>\nSubject: [PATCH] x\n\n---\ndiff --git a/b.c b/b.c\n"
+                   "--- a/b.c\n+++ b/b.c\n@@ -1 +1 @@\n-int b;\n+int c;\n")
+    monkeypatch.setattr(series, "TREES", tmp_path)
+    monkeypatch.setattr(series, "patches", lambda name: [bad])
+    for _ in range(2):
+        with pytest.raises(UklError):
+            series.tree("linux")
+        assert steps.recorded(tree) is None
+        assert not (tree / ".git" / "rebase-apply").exists()
+
+
+def test_configurations_are_one_record_each():
+    assert configs.get("ukl-ret-byp").kernel_args() == ["ukl=ret,byp"]
+    assert configs.get("ukl").kernel_args() == [] and configs.get("ukl").ukl
+    assert not configs.get("cpl3-on-ukl").ukl and configs.get("cpl3-on-ukl").kernel == "ukl"
+    with pytest.raises(UklError, match="valid: baseline, ukl, ukl-ret"):
+        configs.get("ukl-fast")
+    built = {"CONFIG_UNIKERNEL_LINUX": "y", "CONFIG_UKL_RET": "y"}
+    configs.check_kernel(configs.get("ukl-ret"), built)
+    with pytest.raises(UklError, match="needs CONFIG_UKL_BYP, which the ukl kernel was not built"):
+        configs.check_kernel(configs.get("ukl-ret-byp"), built)
+
+
+def test_the_ukl_kernel_is_resolved_once_into_the_configuration(monkeypatch):
+    monkeypatch.setenv("UKL_KERNEL", "ukl-debug")
+    assert configs.get("ukl-ret-byp").kernel == "ukl-debug"
+    assert configs.get("cpl3-on-ukl").kernel == "ukl-debug"
+    assert configs.get("baseline").kernel == "baseline"
+    monkeypatch.setenv("UKL_KERNEL", "baseline")
+    with pytest.raises(UklError, match="unknown UKL kernel 'baseline' in UKL_KERNEL"):
+        configs.get("ukl")
+
+
+def test_relay_queues_connections_for_a_backlog_of_one():
+    """QEMU's hostfwd listens with a backlog of 1; 50 clients at once all get through."""
+    import threading
+    inner = socket.socket()
+    relay = None
+    try:
+        relay = net.Relay([(net.free_port(), 1)])
+        inner.bind(("127.0.0.1", relay.forwards[0][0]))
+        inner.listen(1)
+        relay.start()
+
+        def echo():
+            while True:
+                c, _ = inner.accept()
+                threading.Thread(target=lambda c=c: (c.sendall(c.recv(16)), c.close()),
+                                 daemon=True).start()
+        threading.Thread(target=echo, daemon=True).start()
+        port = relay.listeners[0].getsockname()[1]
+        clients = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(50)]
+        for i, c in enumerate(clients):
+            c.sendall(b"%d" % i)
+        assert [c.recv(16) for c in clients] == [b"%d" % i for i in range(50)]
+    finally:
+        inner.close()
+        if relay:
+            relay.close()
+
+
+@pytest.mark.parametrize("signoff,errors", [
+    ("Signed-off-by: A <a@example.org>\n", []),
+    ("Signed-off-by: B <b@example.org>\n", ["no Signed-off-by: from its author, A <a@example.org>"]),
+    ("", ["no Signed-off-by: from its author, A <a@example.org>"]),
+])
+def test_patches_are_signed_off_by_their_author(tmp_path, signoff, errors):
+    patch = tmp_path / "0001-x.patch"
+    patch.write_text(f"From: A <a@example.org>\nSubject: [PATCH] x: y\n\nWhy.\n\n{signoff}---\n"
+                     " a.c | 2 +-\n")
+    assert series.signoff_errors(patch) == errors
+
+
+def test_a_stamped_step_runs_once_per_key_and_never_leaves_half_a_result(tmp_path):
+    dest, calls = tmp_path / "step", []
+
+    def build(d):
+        calls.append(d)
+        (d / "out").write_text("x")
+        with steps.lock(d):                          # the same process may lock again
+            pass
+    steps.stamped(dest, "k1", build)
+    steps.stamped(dest, "k1", build)
+    assert len(calls) == 1 and steps.recorded(dest) == "k1"
+
+    def fail(d):
+        raise RuntimeError("interrupted")
+    with pytest.raises(RuntimeError):
+        steps.stamped(dest, "k2", fail)
+    assert steps.recorded(dest) is None and not (dest / "out").exists()
