@@ -51,10 +51,18 @@ def _git(tree: Path, *args) -> str:
 APPLIED = "refs/ukl/applied"      # the commit the series was last applied or exported at
 
 
-def _has_local_work(tree: Path) -> bool:
-    head = _git(tree, "rev-parse", "HEAD").strip()
+def _applied(tree: Path) -> str:
     applied = subprocess.run([*GIT, "-C", str(tree), "rev-parse", "-q", "--verify", APPLIED],
                              capture_output=True, text=True).stdout.strip()
+    legacy = tree / ".git" / "ukl-series"          # how trees recorded it before the ref
+    if not applied and legacy.exists():
+        applied = (legacy.read_text().split() + ["", ""])[1]
+    return applied
+
+
+def _has_local_work(tree: Path) -> bool:
+    head = _git(tree, "rev-parse", "HEAD").strip()
+    applied = _applied(tree)
     return head != applied or bool(_git(tree, "status", "--porcelain",
                                         "--untracked-files=no").strip())
 
