@@ -41,7 +41,7 @@ class Options:
     volumes: list = field(default_factory=list)    # (host path, guest path)
     services: list = field(default_factory=list)   # commands started before the program
     kernel_args: list = field(default_factory=list)
-    plugin: Path | None = None     # a QEMU TCG plugin (the bench's mode-switch counter)
+    plugin: tuple | None = None    # a QEMU TCG plugin and its "key=value" arguments
 
 
 @dataclass
@@ -86,6 +86,11 @@ def _probe_kvm(kernel_image: Path) -> bool:
     return qemu.boot(qemu.Machine(kernel_image, initrd, work, accel="kvm"), 15).failure is None
 
 
+def run_dir(built: Built) -> Path:
+    """Where a boot of BUILT keeps its consoles, QEMU command and plugin output."""
+    return RUNS / f"{built.name}-{built.config.name}"
+
+
 def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
     """The guest that boots BUILT: its initramfs written, its published ports
     bound, its QEMU command decided (close its relay if it does not boot).
@@ -94,7 +99,7 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
         raise UklError(f"--smp must be at least 1, not {opts.smp}")
     net.check_host_ports([h for h, _ in opts.ports])
     prog = built.program
-    work = RUNS / f"{built.name}-{built.config.name}"
+    work = run_dir(built)
     files = built.files + list(opts.volumes)
     initrd = image.build(work, built.name, built.binary, list(opts.args or prog.args),
                          built.tools, ports=[g for _, g in opts.ports], files=files,

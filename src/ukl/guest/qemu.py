@@ -31,7 +31,7 @@ class Machine:
     # Published ports: the relay listens on the host ports and hands each
     # connection to QEMU's forward of the guest port on a private host port.
     relay: net.Relay | None = field(default=None, compare=False)
-    plugin: Path | None = None      # bench/switches.c, writing to workdir/switches.jsonl
+    plugin: tuple | None = None     # (a TCG plugin's shared object, its "key=value" arguments)
 
     def serial(self, port: str) -> Path:
         return self.workdir / f"{port}.log"
@@ -49,7 +49,8 @@ class Machine:
         if self.icount:
             argv += ["-icount", "shift=0"]
         if self.plugin:
-            argv += ["-plugin", f"file={self.plugin},out={self.workdir / 'switches.jsonl'}"]
+            path, args = self.plugin
+            argv += ["-plugin", ",".join([f"file={path}", *args])]
         if self.disk:
             argv += ["-drive", f"file={self.disk},if=virtio,format=raw"]
         # User-mode networking: the guest is 10.0.2.15; published ports listen

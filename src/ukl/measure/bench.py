@@ -47,16 +47,17 @@ def _run_one(config: str, ops: list[str], quick: bool, icount: bool) -> dict:
     out, err = io.BytesIO(), io.BytesIO()
     args = (["--quick"] if quick else []) + (ops or operations())
     start = time.monotonic()
+    counts = api.run_dir(built) / "switches.jsonl"
+    counter = (plugin.build(), (f"out={counts}",)) if icount else None
     res = api.boot(built, api.Options(tuple(args), icount=icount, timeout=1800,
-                                      disk=_scratch_disk(),
-                                      plugin=plugin.build() if icount else None),
+                                      disk=_scratch_disk(), plugin=counter),
                    stdout=out, stderr=err)
     if res.status != 0:
         raise UklError(f"lebench on {config} exited with {res.status}: "
                        f"{err.getvalue().decode(errors='replace').strip()[-200:]}")
     rows = [json.loads(line) for line in out.getvalue().decode().splitlines() if line.strip()]
     if icount:
-        _add_switches(rows, res.run_dir / "switches.jsonl")
+        _add_switches(rows, counts)
     return {"config": config, "metric": "guest instructions" if icount else "wall ns",
             "rows": rows, "wall_seconds": time.monotonic() - start,
             "qemu": (res.run_dir / "qemu.cmd").read_text().strip(), **built_kernel(built)}
