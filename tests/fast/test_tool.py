@@ -259,3 +259,13 @@ def test_a_stamped_step_runs_once_per_key_and_never_leaves_half_a_result(tmp_pat
     with pytest.raises(RuntimeError):
         steps.stamped(dest, "k2", fail)
     assert steps.recorded(dest) is None and not (dest / "out").exists()
+
+
+def test_estimated_cycles_weigh_mode_switches_by_their_published_costs():
+    from ukl.measure import cycles
+    # A stock system call: SYSCALL, SYSRET, two SWAPGS, among 100 instructions.
+    got = cycles.estimates(100, {"syscall": 1, "sysret": 1, "swapgs": 2})
+    assert got == {"swapgs=0": 100 + 34 + 34 - 2, "swapgs=30": 100 + 34 + 34 + 58}
+    # IRET costs about 220 cycles more than SYSRET.
+    assert cycles.estimates(1, {"iret": 1})["swapgs=0"] - cycles.estimates(
+        1, {"sysret": 1})["swapgs=0"] == 220

@@ -72,7 +72,7 @@ def _add_switches(rows: list[dict], counts: Path):
                        f"{len(rows)} rows ({counts})")
     for row, window in zip(rows, windows):
         row["switches"] = {k: v / row["count"] for k, v in window.items()}
-        row["est_cycles"] = round(cycles.estimate(row["min"], row["switches"]))
+        row["est_cycles"] = cycles.estimates(row["min"], row["switches"])
 
 
 def run(names=None, ops=None, quick=False, icount=True) -> Path:
@@ -88,6 +88,7 @@ def _by_key(run: dict) -> dict:
     return {(r["op"], r["size"]): r for r in run["rows"]}
 
 
+ESTIMATES = [f"swapgs={s:g}" for s in cycles.SWAPGS_CYCLES]
 SWITCHES = ["syscall", "sysret", "iret", "swapgs", "cr3_write", "wrmsr", "popf", "serialising"]
 SIZED = ["read", "write", "udp", "tcp"]       # plotted against size
 
@@ -143,7 +144,8 @@ def _switch_table(runs: list[dict]) -> list[str]:
              "cycles: guest instructions, with each counted instruction weighted by its "
              "published cost (docs/design.md#estimated-cycles):", "",
              "| operation | size | configuration | " + " | ".join(SWITCHES) +
-             " | est. cycles | vs Linux |", "|" + "---|" * (len(SWITCHES) + 5)]
+             "".join(f" | est. cycles ({k}) | vs Linux" for k in ESTIMATES) + " |",
+             "|" + "---|" * (len(SWITCHES) + 3 + 2 * len(ESTIMATES))]
     base = _representative(runs[0])
     for op, brow in base.items():
         for run in runs:
@@ -151,9 +153,10 @@ def _switch_table(runs: list[dict]) -> list[str]:
             if row is None:
                 continue
             counts = [f"{row['switches'][k]:.2f}".rstrip("0").rstrip(".") for k in SWITCHES]
+            est, base_est = row["est_cycles"], brow["est_cycles"]
             lines.append(f"| {op} | {row['size']} | {run['config']} | " + " | ".join(counts) +
-                         f" | {row['est_cycles']} | "
-                         f"{_change(row['est_cycles'], brow['est_cycles']):+.1f}% |")
+                         "".join(f" | {est[k]} | {_change(est[k], base_est[k]):+.1f}%"
+                                 for k in ESTIMATES) + " |")
     return lines
 
 
@@ -170,16 +173,17 @@ def plot(results: dict, path: Path):
     runs = baseline_first(results["runs"])
     base = _representative(runs[0])
     ops = [op for op in base if not op.startswith("fio_")]   # noise: see the table
-    metrics = [("min", runs[0]["metric"])]
+    metrics = [(lambda row: row["min"], runs[0]["metric"])]
     if all("est_cycles" in r for run in runs for r in run["rows"]):
-        metrics.append(("est_cycles", "estimated cycles"))
+        metrics += [(lambda row, k=k: row["est_cycles"][k], f"estimated cycles, {k}")
+                    for k in ESTIMATES]
     fig, axes = plt.subplots(len(metrics), 1, figsize=(12, 4.5 * len(metrics)), squeeze=False)
     width = 0.8 / max(1, len(runs) - 1)
-    for ax, (field, label) in zip(axes[:, 0], metrics):
+    for ax, (value, label) in zip(axes[:, 0], metrics):
         for i, run in enumerate(runs[1:]):
             rep = _representative(run)
             ax.bar([x + i * width for x in range(len(ops))],
-                   [_change(rep[o][field], base[o][field]) if o in rep else 0 for o in ops],
+                   [_change(value(rep[o]), value(base[o])) if o in rep else 0 for o in ops],
                    width, label=run["config"])
         ax.axhline(0, color="black", linewidth=0.6)
         ax.set_ylabel(f"% change vs Linux\n({label})")
