@@ -260,6 +260,11 @@ def test_a_stamped_step_runs_once_per_key_and_never_leaves_half_a_result(tmp_pat
         steps.stamped(dest, "k2", fail)
     assert steps.recorded(dest) is None and not (dest / "out").exists()
 
+    old_layout = tmp_path / "accel"             # a plain file where a step now goes
+    old_layout.write_text("tcg")
+    steps.stamped(old_layout, "k", build)
+    assert steps.recorded(old_layout) == "k"
+
 
 def test_estimated_cycles_weigh_mode_switches_by_their_published_costs():
     from ukl.measure import cycles

@@ -68,6 +68,8 @@ def stamped(dest: Path, key: str, build: Callable[[Path], None], clean: bool = T
     with lock(dest):
         if is_done(dest, key):
             return dest
+        if dest.is_file() or dest.is_symlink():       # what an older layout left there
+            dest.unlink()
         if clean:
             shutil.rmtree(dest, ignore_errors=True)
         else:
