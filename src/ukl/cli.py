@@ -8,7 +8,7 @@ from . import api, configs
 from .build import fetch, series
 from .errors import UklError
 from .guest import console, net, volumes
-from .measure import bench, serverbench
+from .measure import bench, profile, serverbench
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
 CONFIG_HELP = f"configuration (default ukl): {', '.join(configs.CONFIGS)}"
@@ -79,6 +79,20 @@ def _parser() -> Parser:
     bn.add_argument("--ops", default="", help="comma-separated lebench operations (default: all)")
     bn.add_argument("--wall", action="store_true",
                     help="wall-clock nanoseconds instead of icount guest instructions")
+
+    pf = sub.add_parser("profile", help="where the instructions of a measured window go: "
+                        "folded stacks, flame graphs and a table by layer, beside Linux")
+    pf.add_argument("target", choices=profile.TARGETS,
+                    help="lebench (one window per operation) or a server recipe (a batch of "
+                    "requests)")
+    pf.add_argument("--configs", "--config", dest="configs", default="",
+                    help="comma-separated configurations (default: ukl-ret-byp)")
+    pf.add_argument("--ops", default="", help="comma-separated lebench operations "
+                    "(default: getppid)")
+    pf.add_argument("--requests", type=_positive("requests"), default=profile.SERVER_REQUESTS,
+                    help="requests in a server's window (default %(default)s)")
+    pf.add_argument("--quick", action="store_true",
+                    help="lebench's few iterations (for tests; per-sample overhead shows)")
 
     pt = sub.add_parser("patches", help="edit a patch series as a git tree")
     pt.add_argument("action", choices=["edit", "export", "reset", "check"])
@@ -157,9 +171,12 @@ def main(argv=None):
             print(built.kernel)
         elif args.command == "run":
             _run(args, prog_args)
-        elif args.command == "bench":
+        elif args.command in ("bench", "profile"):
             split = lambda v: [x for x in v.split(",") if x]
-            if args.target != "lebench":
+            if args.command == "profile":
+                dest = profile.run(args.target, split(args.configs), split(args.ops),
+                                   args.requests, args.quick)
+            elif args.target != "lebench":
                 dest = serverbench.run(args.target, split(args.configs), args.requests)
             else:
                 dest = bench.run(split(args.configs), split(args.ops), args.quick, not args.wall)

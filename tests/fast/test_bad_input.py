@@ -59,3 +59,13 @@ def test_ukl_cc_refuses_flags_that_cannot_work_in_kernel_code():
         res = subprocess.run([sys.executable, "-c", "from ukl.build.ukl_cc import main; main()", flag,
                               "x.c"], capture_output=True, text=True)
         assert_one_line_error(res, flag, why)
+
+
+@pytest.mark.parametrize("args,error", [
+    (["profile", "nosuch"], "argument target: invalid choice: 'nosuch'"),
+    (["profile", "lebench", "--ops", "nosuch"], "unknown operation 'nosuch'"),
+    (["profile", "redis", "--ops", "read"], "--ops is for lebench"),
+    (["profile", "lebench", "--configs", "ukl-fast"], "unknown configuration 'ukl-fast'"),
+])
+def test_bad_profile_requests_fail_before_building(args, error):
+    assert_one_line_error(ukl(*args), error)

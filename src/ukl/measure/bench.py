@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from . import cycles, plugin
-from .results import BENCH_DIR, baseline_first, built_kernel, config_names, write
+from .results import BENCH_DIR, baseline_first, built_kernel, config_names, pyplot, write
 from .. import api
 from ..errors import UklError
 from ..layout import ROOT
@@ -164,12 +164,7 @@ def plot(results: dict, path: Path):
     """PATH: each operation at its first size, every configuration against Linux
     (fio_* left out: their cost is noise); sizes.png beside it: cost against
     size for read, write, UDP and TCP."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise UklError("matplotlib is missing: run ./setup.sh") from None
+    plt = pyplot()
     runs = baseline_first(results["runs"])
     base = _representative(runs[0])
     ops = [op for op in base if not op.startswith("fio_")]   # noise: see the table

@@ -1,20 +1,22 @@
-"""The QEMU TCG plugin that counts mode-switch instructions (bench/switches.c),
-built against the plugin API header of the pinned Debian qemu source."""
+"""The QEMU TCG plugins of the measurements (bench/switches.c counts
+mode-switch instructions, bench/profile.c attributes every instruction to a
+call stack), built against the plugin API header of the pinned Debian qemu
+source."""
 from pathlib import Path
 
 from ..build import fetch, steps
 from ..layout import OUT, ROOT
 from ..proc import run
 
-SOURCE = ROOT / "bench" / "switches.c"
+SWITCHES = ROOT / "bench" / "switches.c"
 
 
-def build() -> Path:
+def build(source: Path = SWITCHES, name: str = "switches") -> Path:
     """The plugin's shared object, rebuilt when its source or the pin changes."""
     def compile_(dest: Path):
         header_dir = fetch.unpack("qemu") / "include" / "qemu"
         run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", f"-I{header_dir}",
-             str(SOURCE), "-o", str(dest / "switches.so")],
-            "build the mode-switch counting plugin", "plugin")
-    key = steps.key_of(fetch.pin_digest("qemu"), SOURCE.read_text())
-    return steps.stamped(OUT / "plugin", key, compile_) / "switches.so"
+             str(source), "-o", str(dest / f"{name}.so")],
+            f"build the {name} plugin", f"plugin-{name}")
+    key = steps.key_of(fetch.pin_digest("qemu"), source.read_text())
+    return steps.stamped(OUT / "plugins" / name, key, compile_) / f"{name}.so"

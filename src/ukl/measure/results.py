@@ -11,6 +11,7 @@ from typing import Callable
 
 from .. import api, configs
 from ..build import kernel
+from ..errors import UklError
 from ..layout import OUT, ROOT
 
 BENCH_DIR = OUT / "bench"
@@ -45,10 +46,23 @@ def git_rev() -> str:
     return res.stdout.strip() or "unknown"
 
 
+def pyplot():
+    """matplotlib's pyplot, drawing to files."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UklError("matplotlib is missing: run ./setup.sh") from None
+    return plt
+
+
 def write(prefix: str, results: dict, table: Callable[[dict], str],
-          plot: Callable[[dict, Path], None]) -> Path:
-    """out/bench/<prefix><time>/ with every sample, the table and the plot, written
-    whole or not at all; out/bench/latest points at it.  Returns the directory."""
+          plot: Callable[[dict, Path], None],
+          extra: Callable[[dict, Path], None] | None = None) -> Path:
+    """out/bench/<prefix><time>/ with every sample, the table, the plot and
+    what EXTRA writes, whole or not at all; out/bench/latest points at it.
+    Returns the directory."""
     results = {"git": git_rev(), **results}
     stamp = f"{prefix}{time.strftime('%Y%m%d-%H%M%S')}"
     dest = BENCH_DIR / stamp
@@ -59,6 +73,8 @@ def write(prefix: str, results: dict, table: Callable[[dict], str],
         (tmp / "results.json").write_text(json.dumps(results, indent=1) + "\n")
         (tmp / "table.md").write_text(table(results))
         plot(results, tmp / "plot.png")
+        if extra:
+            extra(results, tmp)
         shutil.rmtree(dest, ignore_errors=True)
         os.rename(tmp, dest)
     finally:

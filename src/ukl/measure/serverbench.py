@@ -21,7 +21,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .results import baseline_first, built_kernel, config_names, write
+from .results import baseline_first, built_kernel, config_names, pyplot, write
 from .. import api
 from ..errors import UklError
 from ..guest import net
@@ -119,7 +119,7 @@ SERVERS = {
 
 def _sample(port: int) -> list[int]:
     """[guest monotonic ns, idle ns, interrupts, context switches, softirqs] from
-    the guest's probe."""
+    the guest's probe.  Each sample also closes a plugin window (see bench/busy.c)."""
     with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
         return [int(x) for x in s.makefile().readline().split()]
 
@@ -134,23 +134,30 @@ def _background(probe: int) -> float:
     return ((mono1 - mono0) - (idle1 - idle0)) / (mono1 - mono0)
 
 
-def _run_config(server: str, config: str, requests: int) -> dict:
-    guest_port, client, tests, reset = SERVERS[server]
-    built = api.build(server, config)
+def run_config(built: "api.Built", requests: int, tests=None, repeats: int = REPEATS,
+               plugin=None) -> dict:
+    """One boot of a built server: REPEATS batches of each test.  With a PLUGIN
+    (its shared object and arguments), each row names its plugin window: the
+    number of the probe's sample that ended it, from 0."""
+    guest_port, client, all_tests, reset = SERVERS[built.name]
+    tests = tests or all_tests
     port, probe = net.free_port(), net.free_port()
     opts = api.Options(ports=[(port, guest_port), (probe, PROBE_PORT)], icount=True,
                        timeout=CLIENT_TIMEOUT, services=[["/bin/ukl-busy", str(PROBE_PORT)]],
-                       kernel_args=KERNEL_ARGS)
+                       kernel_args=KERNEL_ARGS,
+                       plugin=plugin)
     rows = []
     with api.Server(built, opts):
         client(port, tests[0], max(10, requests // 10))             # warm up
         background = _background(probe)
+        samples = 2
         for test in tests:
-            for rep in range(REPEATS):
+            for rep in range(repeats):
                 _reset(port, reset)
                 before = _sample(probe)
                 host = client(port, test, requests)
                 after = _sample(probe)
+                samples += 2
                 (mono0, idle0, *_), (mono1, idle1, *_) = before, after
                 counts = {k: (a - b) / requests for k, a, b in
                           zip(("interrupts", "context_switches", "softirqs"), after[2:],
@@ -160,9 +167,9 @@ def _run_config(server: str, config: str, requests: int) -> dict:
                 rows.append({"test": test, "repeat": rep, "requests": requests,
                              "busy_instructions": busy, "guest_ns": mono1 - mono0,
                              "background_per_ns": background, "per_request": work / requests,
-                             "events_per_request": counts,
+                             "events_per_request": counts, "window": samples - 1,
                              "host_noisy": host})
-    return {"config": config, "rows": rows, **built_kernel(built)}
+    return {"config": built.config.name, "rows": rows, **built_kernel(built)}
 
 
 def run(server: str, configs=None, requests: int = 10000) -> Path:
@@ -172,7 +179,7 @@ def run(server: str, configs=None, requests: int = 10000) -> Path:
     return write(f"{server}-", {
         "server": server, "requests": requests,
         "metric": "guest instructions per request (busy time under -icount shift=0)",
-        "runs": [_run_config(server, c, requests) for c in configs]}, table, plot)
+        "runs": [run_config(api.build(server, c), requests) for c in configs]}, table, plot)
 
 
 def _per_test(run: dict) -> dict:
@@ -223,12 +230,7 @@ def _spread(rows: list[dict]) -> float:
 
 
 def plot(results: dict, path: Path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise UklError("matplotlib is missing: run ./setup.sh") from None
+    plt = pyplot()
     runs = baseline_first(results["runs"])
     tests = list(_per_test(runs[0]))
     fig, ax = plt.subplots(figsize=(max(6, 2 * len(tests)), 4))

@@ -1,0 +1,182 @@
+"""`ukl profile`: where the instructions of a measured window go, by function
+and call stack, for Linux and each configuration side by side.
+
+The window is the one `ukl bench` measures: one lebench operation (lebench's
+marker NOPs), or one batch of server requests (the probe's samples, see
+bench/busy.c).  A QEMU TCG plugin (bench/profile.c) counts every guest
+instruction in it at -smp 1, where inline counters are exact, and attributes
+it to a call stack; here the stacks get their symbols (vmlinux and the
+program's own ELF), become folded stacks, a flame graph and a table by layer.
+"""
+import io
+import json
+from pathlib import Path
+
+from . import plugin, profile_data, serverbench
+from .bench import LEBENCH, operations
+from .results import baseline_first, built_kernel, config_names, pyplot, write
+from .. import api
+from ..build import kernel, libc, programs
+from ..errors import UklError
+from ..layout import ROOT
+
+SOURCE = ROOT / "bench" / "profile.c"
+TARGETS = ["lebench", *serverbench.SERVERS]
+SERVER_REQUESTS = 2000
+
+
+def _symbols(built: "api.Built") -> tuple[Path, Path]:
+    """vmlinux and the program's ELF with symbols, as booted."""
+    if built.config.ukl:
+        image_dir = built.kernel.parent
+        return image_dir / "vmlinux", image_dir / "app.elf"
+    exe = programs.build(built.program, built.config)
+    return kernel.build_dir(built.config.kernel) / "vmlinux", exe
+
+
+def _plugin(built: "api.Built") -> tuple:
+    run_dir = api.run_dir(built)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    entries = run_dir / "entries.txt"
+    entries.write_text(profile_data.entry_points(*_symbols(built)))
+    so = plugin.build(SOURCE, "profile")
+    return (so, (f"out={run_dir / 'profile.txt'}", f"entries={entries}")), run_dir / "profile.txt"
+
+
+def _lebench(config: str, ops: list[str], quick: bool) -> dict:
+    built = api.build(str(LEBENCH), config)
+    args, raw = _plugin(built)
+    out, err = io.BytesIO(), io.BytesIO()
+    lebench_args = (["--quick"] if quick else []) + ops
+    res = api.boot(built, api.Options(tuple(lebench_args), icount=True, timeout=3600,
+                                      plugin=args),
+                   stdout=out, stderr=err)
+    if res.status != 0:
+        raise UklError(f"lebench on {config} exited with {res.status}: "
+                       f"{err.getvalue().decode(errors='replace').strip()[-200:]}")
+    rows = [json.loads(line) for line in out.getvalue().decode().splitlines() if line.strip()]
+    windows = profile_data.parse(raw)
+    if len(windows) != len(rows):
+        raise UklError(f"the profiler saw {len(windows)} windows for {len(rows)} operations")
+    return _report(built, [(f"{r['op']} {r['size']}" if r["size"] else r["op"], w,
+                            r["count"], sum(r["samples"]) * r["count"] // len(r["samples"]))
+                           for r, w in zip(rows, windows)])
+
+
+def _server(server: str, config: str, requests: int) -> dict:
+    built = api.build(server, config)
+    args, raw = _plugin(built)
+    run = serverbench.run_config(built, requests, tests=serverbench.SERVERS[server][2][:1],
+                                 repeats=1, plugin=args)
+    # The probe's first sample only opens a window: sample N closes window N - 1.
+    windows = profile_data.parse(raw)
+    report = _report(built, [(r["test"], windows[r["window"] - 1], r["requests"],
+                              r["guest_ns"]) for r in run["rows"]])
+    for w, r in zip(report["windows"], run["rows"]):
+        # What the bench leaves out of a request's cost, per request.
+        w["idle"] = (r["guest_ns"] - r["busy_instructions"]) / r["requests"]
+        w["background"] = r["background_per_ns"] * r["guest_ns"] / r["requests"]
+        w["bench_per_request"] = r["per_request"]
+    return report
+
+
+def _report(built: "api.Built", measured: list[tuple]) -> dict:
+    """MEASURED: (name, window, operations in it, the bench's own count of its
+    instructions).  Folded stacks and layers per operation."""
+    vmlinux, program = _symbols(built)
+    libc_a = libc.sysroot(built.config.kind) / "lib" / "libc.a"
+    symbols = profile_data.Symbols(vmlinux, program,
+                                   {name for _, name in profile_data.nm(libc_a)})
+    windows = []
+    for name, window, count, bench_total in measured:
+        windows.append({"name": name, "operations": count, "total": window.total,
+                        "bench_total": bench_total,
+                        "layers": {k: v / count for k, v in
+                                   profile_data.layers(window, symbols).items()},
+                        "folded": profile_data.fold(window, symbols)})
+    return {"config": built.config.name, "windows": windows, **built_kernel(built)}
+
+
+def run(target: str, configs: list[str], ops: list[str] = (),
+        requests: int = SERVER_REQUESTS, quick: bool = False) -> Path:
+    if target not in TARGETS:
+        raise UklError(f"unknown profile target {target!r}; valid: {', '.join(TARGETS)}")
+    names = config_names(configs, ["ukl-ret-byp"])
+    if target == "lebench":
+        ops = list(ops) or ["getppid"]
+        for op in ops:
+            if op not in operations():
+                raise UklError(f"unknown operation {op!r}; valid: {', '.join(operations())}")
+        runs = [_lebench(c, ops, quick) for c in names]
+    else:
+        if ops:
+            raise UklError("--ops is for lebench; a server's window is a batch of requests")
+        runs = [_server(target, c, requests) for c in names]
+    results = {"target": target, "metric": "guest instructions per operation (-icount shift=0, "
+               "-smp 1, every instruction counted)", "runs": runs}
+    return write(f"profile-{target}-", results, table, plot, _flame_graphs)
+
+
+def _flame_graphs(results: dict, dest: Path):
+    """One folded-stack file and one flame graph per configuration and window."""
+    for run in results["runs"]:
+        for w in run["windows"]:
+            stem = f"{run['config']}-{w['name'].replace(' ', '-')}"
+            (dest / f"{stem}.folded").write_text(w["folded"])
+            profile_data.flame_graph(w["folded"], dest / f"{stem}.png",
+                                     f"{results['target']} {w['name']}, {run['config']}: "
+                                     f"{w['total'] / w['operations']:.0f} guest instructions "
+                                     f"per operation", pyplot())
+
+
+def table(results: dict) -> str:
+    runs = baseline_first(results["runs"])
+    lines = []
+    for i, name in enumerate(w["name"] for w in runs[0]["windows"]):
+        per_run = [r["windows"][i] for r in runs]
+        head = ["layer", *(r["config"] for r in runs)]
+        lines += [f"{results['target']} {name}: guest instructions per operation, by layer", "",
+                  "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for layer in profile_data.LAYERS:
+            lines.append(f"| {layer} | " + " | ".join(f"{w['layers'].get(layer, 0):.0f}"
+                                                       for w in per_run) + " |")
+        lines.append("| **total** | " + " | ".join(
+            f"**{w['total'] / w['operations']:.0f}**" for w in per_run) + " |")
+        lines.append("| the bench's count | " + " | ".join(
+            f"{w['bench_total'] / w['operations']:.0f} ({_agree(w)})" for w in per_run) + " |")
+        if "idle" in per_run[0]:
+            lines += [
+                "| of which idle, as the kernel accounts it | " +
+                " | ".join(f"{w['idle']:.0f}" for w in per_run) + " |",
+                "| of which background (ticks, the server's timers), as the bench estimates "
+                "it | " + " | ".join(f"{w['background']:.0f}" for w in per_run) + " |",
+                "| **a request's cost, as `ukl bench` reports it** | " +
+                " | ".join(f"**{w['bench_per_request']:.0f}**" for w in per_run) + " |"]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _agree(window: dict) -> str:
+    return f"{100 * (window['total'] - window['bench_total']) / window['bench_total']:+.2f}%"
+
+
+def plot(results: dict, path: Path):
+    """Stacked bars: each configuration's instructions per operation, by layer."""
+    plt = pyplot()
+    runs = baseline_first(results["runs"])
+    names = [w["name"] for w in runs[0]["windows"]]
+    fig, axes = plt.subplots(1, len(names), figsize=(4 + 3 * len(runs) * len(names) / 2, 5),
+                             squeeze=False)
+    for ax, i in zip(axes[0], range(len(names))):
+        bottom = [0.0] * len(runs)
+        for layer in profile_data.LAYERS:
+            values = [r["windows"][i]["layers"].get(layer, 0) for r in runs]
+            ax.bar([r["config"] for r in runs], values, bottom=bottom, label=layer)
+            bottom = [b + v for b, v in zip(bottom, values)]
+        ax.set_title(names[i])
+        ax.set_ylabel("guest instructions per operation")
+        ax.tick_params(axis="x", rotation=30)
+    axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1, 1))
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -1,0 +1,36 @@
+"""`ukl profile`: every instruction of the bench's window, attributed; its total
+agrees with the bench's own count of the same window."""
+import json
+
+from ukl.measure import profile
+
+
+def _check(dest, marks):
+    results = json.loads((dest / "results.json").read_text())
+    assert [r["config"] for r in results["runs"]] == ["baseline", "ukl-ret-byp"]
+    for run in results["runs"]:
+        for w in run["windows"]:
+            assert abs(w["total"] - w["bench_total"]) <= 0.01 * w["bench_total"], w["name"]
+            assert abs(sum(w["layers"].values()) * w["operations"] - w["total"]) < 1
+            stem = f"{run['config']}-{w['name'].replace(' ', '-')}"
+            assert marks[run["config"]] in (dest / f"{stem}.folded").read_text()
+            assert (dest / f"{stem}.png").read_bytes()[:4] == b"\x89PNG"
+    return results
+
+
+def test_lebench_operation_profile():
+    dest = profile.run("lebench", ["ukl-ret-byp"], ["getppid"])
+    _check(dest, {"baseline": "op_getppid;getppid;entry_SYSCALL_64;do_syscall_64",
+                  "ukl-ret-byp": "op_getppid;getppid;__ukl_syscall;ukl_byp_syscall"})
+    table = (dest / "table.md").read_text()
+    assert table.startswith("lebench getppid: guest instructions per operation, by layer")
+
+
+def test_server_batch_profile():
+    dest = profile.run("redis", ["ukl-ret-byp"], requests=300)
+    results = _check(dest, {"baseline": "processCommand", "ukl-ret-byp": "processCommand"})
+    for run in results["runs"]:
+        (w,) = run["windows"]
+        assert w["layers"]["TCP/IP"] > 1000 and w["layers"]["virtio-net driver"] > 100
+        assert 0 < w["bench_per_request"] < w["total"] / w["operations"]
+    assert "a request's cost, as `ukl bench` reports it" in (dest / "table.md").read_text()

@@ -1,0 +1,64 @@
+"""The profiler's host side on small inputs: parsing, folding, layers, entries."""
+from pathlib import Path
+
+import pytest
+
+from ukl.errors import UklError
+from ukl.measure import profile_data
+from ukl.measure.profile_data import Symbols, Window
+
+KERNEL = 0xffffffff81000000
+
+
+class FakeSymbols(Symbols):
+    def __init__(self):
+        self.tables = {"kernel": [(KERNEL, "entry_SYSCALL_64"), (KERNEL + 0x100, "do_syscall_64"),
+                                  (KERNEL + 0x200, "tcp_sendmsg_locked"),
+                                  (KERNEL + 0x300, "virtnet_poll"),
+                                  (KERNEL + 0x400, "cpu_idle_poll"),
+                                  (KERNEL + 0x500, "memcpy_orig")],
+                       "program": [(0x401000, "main"), (0x401100, "write"),
+                                   (0x402000, profile_data.VDSO)]}
+        self.keys = {k: [a for a, _ in t] for k, t in self.tables.items()}
+        self.libc, self.cache = {"write"}, {}
+
+
+def test_plugin_output_is_parsed_window_by_window(tmp_path):
+    raw = tmp_path / "profile.txt"
+    raw.write_text(f"window 30\n20 401000;401100;{KERNEL + 0x210:x}\n10 401000;401005\nend\n"
+                   f"window 7\n7 {KERNEL + 0x410:x}\nend\n")
+    first, second = profile_data.parse(raw)
+    assert first.total == 30 and first.stacks[0] == (20, [0x401000, 0x401100, KERNEL + 0x210])
+    assert second == Window(7, [(7, [KERNEL + 0x410])])
+    with pytest.raises(UklError, match="the profiler wrote nothing"):
+        profile_data.parse(tmp_path / "missing.txt")
+
+
+def test_stacks_fold_by_function_and_instructions_go_to_layers():
+    window = Window(100, [(50, [0x401000, 0x401100, KERNEL + 0x10, KERNEL + 0x120]),
+                          (20, [0x401000, 0x401100, 0x401108]),       # still in write()
+                          (10, [0x401000, 0x401020]),
+                          (15, [0x401000, 0x402010]),                 # the vDSO
+                          (5, [KERNEL + 0x400])])
+    folded = profile_data.fold(window, FakeSymbols())
+    assert folded.splitlines() == ["main;write;entry_SYSCALL_64;do_syscall_64 50",
+                                   "main;write 20", "main;[vdso] 15", "main 10",
+                                   "cpu_idle_poll 5"]
+    layers = profile_data.layers(window, FakeSymbols())
+    assert list(layers) == profile_data.LAYERS
+    assert (layers["entry and exit"], layers["libc"], layers["application"],
+            layers["timers"], layers["scheduler and idle"]) == (50, 20, 10, 15, 5)
+    assert sum(layers.values()) == window.total
+
+
+@pytest.mark.parametrize("function,layer", [
+    ("tcp_sendmsg_locked", "TCP/IP"), ("ip_finish_output2", "TCP/IP"),
+    ("virtqueue_add_split", "virtio-net driver"), ("vfs_write", "VFS and socket layer"),
+    ("do_epoll_wait", "VFS and socket layer"), ("__ukl_syscall", "entry and exit"),
+    ("ukl_byp_syscall", "entry and exit"), ("x64_sys_call", "system-call dispatch"),
+    ("__do_softirq", "IRQ and softirq"), ("__schedule", "scheduler and idle"),
+    ("hrtimer_interrupt", "timers"), ("__ukl_vdso_clock_gettime", "timers"),
+    ("pskb_expand_head.constprop.0", "TCP/IP"), ("kmem_cache_free", "other"),
+])
+def test_kernel_functions_fall_in_their_layers(function, layer):
+    assert profile_data.kernel_layer(function) == layer
