@@ -1,6 +1,4 @@
-"""The profiler's host side on small inputs: parsing, folding, layers, entries."""
-from pathlib import Path
-
+"""The profiler's host side on small inputs: parsing, folding, layers."""
 import pytest
 
 from ukl.errors import UklError
