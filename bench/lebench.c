@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <ukl/shortcut.h>
 
 #define MAX_SAMPLES 64
 #define PAGE 4096
@@ -147,6 +148,22 @@ static void op_udp(long size, long n)
 static void op_tcp(long size, long n)
 {
 	op_send_recv(tcp, size, n);
+}
+
+/* One byte each way over TCP with write() and read(), as servers do. */
+static void op_tcp_write(long size, long n)
+{
+	while (n--)
+		if (write(tcp[0], buf, 1) != 1 || read(tcp[1], buf, 1) != 1)
+			die("tcp_write");
+}
+
+/* The same with the UKL shortcuts (send() and recv() on Linux). */
+static void op_tcp_shortcut(long size, long n)
+{
+	while (n--)
+		if (ukl_tcp_send(tcp[0], buf, 1, 0) != 1 || ukl_tcp_recv(tcp[1], buf, 1, 0) != 1)
+			die("tcp_shortcut");
 }
 
 static void loopback_pair(int type, int *pair)
@@ -355,7 +372,8 @@ static void op_fio(long write_op, long n)
 }
 
 static const char *const ops[] = {
-	"getppid", "clock_gettime", "read", "write", "udp", "tcp", "page_fault",
+	"getppid", "clock_gettime", "read", "write", "udp", "tcp", "tcp_write", "tcp_shortcut",
+	"page_fault",
 	"mmap_munmap", "thread_create", "fork", "poll", "select", "epoll",
 	"context_switch", "fio_randread", "fio_randwrite", NULL
 };
@@ -374,6 +392,10 @@ static void run(const char *op)
 		sizes(op, op_udp, 50);
 	else if (!strcmp(op, "tcp"))
 		sizes(op, op_tcp, 50);
+	else if (!strcmp(op, "tcp_write"))
+		measure(op, 1, op_tcp_write, 1, 500, 15);
+	else if (!strcmp(op, "tcp_shortcut"))
+		measure(op, 1, op_tcp_shortcut, 1, 500, 15);
 	else if (!strcmp(op, "page_fault"))
 		for (long pages = 1; pages <= 10; pages++)
 			measure(op, pages, op_page_fault, pages, 50, 15);

@@ -60,3 +60,9 @@ def test_stacks_fold_by_function_and_instructions_go_to_layers():
 ])
 def test_kernel_functions_fall_in_their_layers(function, layer):
     assert profile_data.kernel_layer(function) == layer
+
+
+def test_the_path_between_a_call_and_the_routine_that_does_the_work():
+    folded = ("main;write;entry_SYSCALL_64 30\nmain;write;entry_SYSCALL_64;vfs_write;tcp_sendmsg 90\n"
+              "main;write;entry_SYSCALL_64;vfs_write 20\nmain;read 50\n")
+    assert profile_data.between(folded, "write", "tcp_sendmsg") == 50

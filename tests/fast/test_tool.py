@@ -274,3 +274,12 @@ def test_estimated_cycles_weigh_mode_switches_by_their_published_costs():
     # IRET costs about 220 cycles more than SYSRET.
     assert cycles.estimates(1, {"iret": 1})["swapgs=0"] - cycles.estimates(
         1, {"sysret": 1})["swapgs=0"] == 220
+
+
+def test_a_program_needing_a_kernel_part_the_kernel_lacks_is_refused_by_name():
+    from ukl.build import kernel
+    abi = {"__ukl_syscall": 1}
+    kernel.check_interface({"__ukl_syscall"}, abi, "ukl")
+    with pytest.raises(UklError, match=r"needs __ukl_shortcuts, which the ukl kernel does not "
+                                       r"have \(built without CONFIG_UKL_SHORTCUTS\)"):
+        kernel.check_interface({"__ukl_syscall", "__ukl_shortcuts"}, abi, "ukl")

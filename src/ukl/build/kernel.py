@@ -128,6 +128,19 @@ def _ukl_interface(bdir: Path) -> dict[str, int]:
     return abi
 
 
+# The Kconfig symbol behind each optional part of the kernel's UKL interface.
+INTERFACE_OPTIONS = {"__ukl_shortcuts": "CONFIG_UKL_SHORTCUTS"}
+
+
+def check_interface(needed: set[str], abi: dict[str, int], flavor: str):
+    """Refuse, before linking, a program that needs what the kernel lacks."""
+    missing = sorted(needed - set(abi))
+    if missing:
+        option = INTERFACE_OPTIONS.get(missing[0])
+        raise UklError(f"the program needs {missing[0]}, which the {flavor} kernel does not "
+                       f"have" + (f" (built without {option})" if option else ""))
+
+
 def _link_executable(app_object: Path, exe: Path, abi: dict[str, int]):
     """The program as a static executable at the usual 4 MiB, calling into the kernel."""
     cc.run_gcc(["gcc", "-static", "-no-pie", "-nostdlib", f"-Wl,-T,{cc.EH_FRAME_LDS}",
@@ -176,6 +189,8 @@ def link(app_object: Path, name: str, flavor: str) -> Path:
     bdir = build_dir(flavor)
     with steps.lock(bdir):
         abi = _ukl_interface(bdir)
+        check_interface({s for s in cc.undefined_symbols(app_object)
+                         if s.startswith(cc.KERNEL_ABI)}, abi, flavor)
         exe, image = dest / "app.elf", dest / "app-image.o"
         _link_executable(app_object, exe, abi)
         _image_object(exe, image)

@@ -11,6 +11,9 @@ from ..layout import KBUILD, OUT, SYSROOTS
 from ..proc import run
 
 KINDS = ("ukl", "baseline")
+# In both sysroots: under UKL it declares the shortcuts, elsewhere it makes
+# them the system calls they stand for (see the musl series).
+SHORTCUT_HEADER = "include/ukl/shortcut.h"
 
 
 def sysroot(kind: str) -> Path:
@@ -23,7 +26,8 @@ def _inputs(kind: str) -> tuple[Path, list[str], str, str]:
     """Source tree, CFLAGS, musl's gcc wrapper, and the key of the source."""
     if kind == "ukl":
         return series.tree("musl"), ["-O2", *cc.UKL_CFLAGS], "no", series.series_hash("musl")
-    return fetch.unpack("musl"), ["-O2"], "gcc", fetch.pin_digest("musl")
+    return fetch.unpack("musl"), ["-O2"], "gcc", \
+        steps.key_of(fetch.pin_digest("musl"), series.series_hash("musl"))
 
 
 def build(kind: str) -> Path:
@@ -45,6 +49,9 @@ def build(kind: str) -> Path:
         run(["make", "-C", series.tree("linux"), f"O={KBUILD / 'uapi-headers'}",
              f"INSTALL_HDR_PATH={root}", "headers_install"],
             f"install kernel UAPI headers ({kind})", f"musl-{kind}")
+        if kind == "baseline":        # one source builds for both: the shortcuts are calls
+            (root / "include" / "ukl").mkdir(exist_ok=True)
+            shutil.copy(series.tree("musl") / SHORTCUT_HEADER, root / "include" / "ukl")
     return steps.stamped(sysroot(kind), key, make)
 
 

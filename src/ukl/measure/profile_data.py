@@ -154,6 +154,18 @@ def fold(window: Window, symbols: Symbols) -> str:
     return "".join(f"{stack} {n}\n" for stack, n in folded.most_common())
 
 
+def between(folded: str, caller: str, callee: str) -> int:
+    """Instructions run under CALLER but outside CALLEE: the path from a
+    program's call to the routine that does the work."""
+    total = 0
+    for line in folded.splitlines():
+        stack, count = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        if caller in frames and callee not in frames[frames.index(caller):]:
+            total += int(count)
+    return total
+
+
 def layers(window: Window, symbols: Symbols) -> dict[str, int]:
     """Instructions by the layer of the function that executed them."""
     by_layer = Counter()

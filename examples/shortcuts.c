@@ -1,0 +1,360 @@
+/*
+ * ukl_tcp_send() and ukl_tcp_recv() against send() and recv(), on the same
+ * inputs: each case runs both ways and prints the two results, which must be
+ * the same.  Built for Linux (--baseline), the shortcuts are the system calls.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <ukl/shortcut.h>
+
+static volatile sig_atomic_t sigpipes, alarms;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGPIPE)
+		sigpipes++;
+	else
+		alarms++;
+}
+
+/* A connected pair of TCP sockets on the loopback. */
+static void tcp_pair(int fds[2])
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(addr);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+
+	bind(lfd, (struct sockaddr *)&addr, sizeof(addr));
+	listen(lfd, 1);
+	getsockname(lfd, (struct sockaddr *)&addr, &len);
+	fds[0] = socket(AF_INET, SOCK_STREAM, 0);
+	connect(fds[0], (struct sockaddr *)&addr, sizeof(addr));
+	fds[1] = accept(lfd, NULL, NULL);
+	close(lfd);
+}
+
+/* A call's result with its errno, taken at once: -errno for a failure. */
+static long sample(long r)
+{
+	return r < 0 ? -errno : r;
+}
+
+static const char *result(long r)
+{
+	static const struct { int e; const char *name; } names[] = {
+		{ EAGAIN, "EAGAIN" }, { EPIPE, "EPIPE" }, { EBADF, "EBADF" },
+		{ EFAULT, "EFAULT" }, { EINTR, "EINTR" }, { ENOTCONN, "ENOTCONN" },
+		{ ENOTSOCK, "ENOTSOCK" }, { EDESTADDRREQ, "EDESTADDRREQ" },
+		{ ECONNRESET, "ECONNRESET" }, { EPERM, "EPERM" }, { ENOSYS, "ENOSYS" },
+	};
+	static char buf[2][32];
+	static int which;
+
+	which ^= 1;
+	snprintf(buf[which], sizeof(buf[which]), "%ld", r);
+	for (unsigned int i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (r == -names[i].e)
+			snprintf(buf[which], sizeof(buf[which]), "%s", names[i].name);
+	return buf[which];
+}
+
+static void report(const char *what, const char *shortcut, const char *syscall)
+{
+	printf("%-44s %-14s %-14s %s\n", what, shortcut, syscall,
+	       strcmp(shortcut, syscall) ? "DIFFERENT" : "same");
+}
+
+typedef long (*io_fn)(int fd, void *buf, size_t len, int flags);
+
+static long do_send(int fd, void *buf, size_t len, int flags)
+{
+	return sample(send(fd, buf, len, flags));
+}
+
+static long do_recv(int fd, void *buf, size_t len, int flags)
+{
+	return sample(recv(fd, buf, len, flags));
+}
+
+static long sc_send(int fd, void *buf, size_t len, int flags)
+{
+	return sample(ukl_tcp_send(fd, buf, len, flags));
+}
+
+static long sc_recv(int fd, void *buf, size_t len, int flags)
+{
+	return sample(ukl_tcp_recv(fd, buf, len, flags));
+}
+
+/* One case, run with the shortcut, then with the system call. */
+static void both(const char *what, long (*run)(io_fn send_fn, io_fn recv_fn))
+{
+	char a[64], b[64];
+
+	snprintf(a, sizeof(a), "%s", result(run(sc_send, sc_recv)));
+	snprintf(b, sizeof(b), "%s", result(run(do_send, do_recv)));
+	report(what, a, b);
+}
+
+static char big[1 << 20];
+
+static long round_trip(io_fn s, io_fn r)
+{
+	int fds[2];
+	char buf[16] = "";
+	long n;
+
+	tcp_pair(fds);
+	s(fds[0], "hello", 5, 0);
+	n = r(fds[1], buf, sizeof(buf), 0);
+	close(fds[0]);
+	close(fds[1]);
+	return n == 5 && !memcmp(buf, "hello", 5) ? n : -2;
+}
+
+static long peek_then_read(io_fn s, io_fn r)
+{
+	int fds[2];
+	char buf[16];
+	long peeked, got;
+
+	tcp_pair(fds);
+	s(fds[0], "abcdef", 6, 0);
+	usleep(10000);
+	peeked = r(fds[1], buf, 3, MSG_PEEK);
+	got = r(fds[1], buf, sizeof(buf), 0);
+	close(fds[0]);
+	close(fds[1]);
+	return peeked * 100 + got;
+}
+
+static long recv_nonblocking_empty(io_fn s, io_fn r)
+{
+	int fds[2];
+	char buf[16];
+	long n;
+
+	tcp_pair(fds);
+	n = r(fds[1], buf, sizeof(buf), MSG_DONTWAIT);
+	close(fds[0]);
+	close(fds[1]);
+	return n;
+}
+
+static long recv_o_nonblock_empty(io_fn s, io_fn r)
+{
+	int fds[2];
+	char buf[16];
+	long n;
+
+	tcp_pair(fds);
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	n = r(fds[1], buf, sizeof(buf), 0);
+	close(fds[0]);
+	close(fds[1]);
+	return n;
+}
+
+/* A non-blocking send into a full buffer: a partial count, then EAGAIN. */
+static long send_until_full(io_fn s, io_fn r)
+{
+	int fds[2], size = 16384;
+	long n, total = 0;
+
+	tcp_pair(fds);
+	setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	setsockopt(fds[1], SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	while ((n = s(fds[0], big, sizeof(big), 0)) > 0)
+		total += n;
+	printf("  (%s before %s)\n", total > 0 && total < (long)sizeof(big) ?
+	       "a partial count" : "no partial count", result(n));
+	close(fds[0]);
+	close(fds[1]);
+	return n;
+}
+
+/* After the peer closed: the first send draws a reset, the second reports
+ * it, the third is EPIPE, with SIGPIPE unless MSG_NOSIGNAL. */
+static long send_after_peer_closed(io_fn s, io_fn r, int flags)
+{
+	int fds[2];
+	long n;
+
+	tcp_pair(fds);
+	close(fds[1]);
+	usleep(20000);
+	s(fds[0], "x", 1, flags);
+	usleep(20000);
+	sigpipes = 0;
+	n = s(fds[0], "x", 1, flags);
+	printf("  (second send %s, ", result(n));
+	n = s(fds[0], "x", 1, flags);
+	printf("%d SIGPIPE)\n", (int)sigpipes);
+	close(fds[0]);
+	return n;
+}
+
+static long epipe_sigpipe(io_fn s, io_fn r)
+{
+	return send_after_peer_closed(s, r, 0);
+}
+
+static long epipe_nosignal(io_fn s, io_fn r)
+{
+	return send_after_peer_closed(s, r, MSG_NOSIGNAL);
+}
+
+static long closed_fd(io_fn s, io_fn r)
+{
+	int fds[2];
+
+	tcp_pair(fds);
+	close(fds[0]);
+	close(fds[1]);
+	return s(fds[0], "x", 1, 0);
+}
+
+static long bad_buffer(io_fn s, io_fn r)
+{
+	int fds[2];
+	long n;
+
+	tcp_pair(fds);
+	s(fds[0], "x", 1, 0);
+	usleep(10000);
+	n = r(fds[1], (void *)8, 16, MSG_DONTWAIT);	/* unmapped */
+	close(fds[0]);
+	close(fds[1]);
+	return n;
+}
+
+static long bad_buffer_and_fd(io_fn s, io_fn r)
+{
+	/* A kernel address fails the buffer check, made before the fd's. */
+	return s(-1, (void *)0xffff888000000000ul, 16, 0);
+}
+
+static long udp_socket(io_fn s, io_fn r)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	long n = s(fd, "x", 1, 0);		/* not connected: no address */
+
+	close(fd);
+	return n;
+}
+
+static long pipe_fd(io_fn s, io_fn r)
+{
+	int p[2];
+	long n;
+
+	pipe(p);
+	n = s(p[1], "x", 1, 0);
+	close(p[0]);
+	close(p[1]);
+	return n;
+}
+
+/* A blocking recv interrupted by a signal: EINTR, or restarted. */
+static long interrupted_recv(io_fn r, int restart)
+{
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = restart ? SA_RESTART : 0 };
+	struct itimerval t = { .it_value.tv_usec = 50000 };
+	int fds[2];
+	char buf[4];
+	long n;
+
+	sigaction(SIGALRM, &sa, NULL);
+	tcp_pair(fds);
+	alarms = 0;
+	if (restart && fork() == 0) {			/* data after the signal */
+		usleep(200000);
+		send(fds[0], "late", 4, 0);
+		_exit(0);
+	}
+	setitimer(ITIMER_REAL, &t, NULL);
+	n = r(fds[1], buf, sizeof(buf), 0);
+	printf("  (%d alarm(s) handled)\n", (int)alarms);
+	close(fds[0]);
+	close(fds[1]);
+	if (restart)
+		wait(NULL);
+	return n;
+}
+
+static int forbid_sendto(void)
+{
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sendto, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(insns) / sizeof(insns[0]), insns };
+
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+/* A filter on sendto() applies to the shortcut: a task with a filter sends
+ * with the system call. */
+static long seccomp_filter(io_fn s, io_fn r)
+{
+	int fds[2], status;
+	pid_t pid;
+
+	tcp_pair(fds);
+	pid = fork();
+	if (pid == 0) {
+		long n = forbid_sendto() ? -ENOSYS : s(fds[0], "x", 1, 0);
+
+		_exit(n == -EPERM ? 1 : n == 1 ? 2 : 3);
+	}
+	waitpid(pid, &status, 0);
+	close(fds[0]);
+	close(fds[1]);
+	return WEXITSTATUS(status) == 1 ? -EPERM : WEXITSTATUS(status) == 2 ? 1 : -ENOSYS;
+}
+
+static long eintr(io_fn s, io_fn r) { return interrupted_recv(r, 0); }
+static long restarted(io_fn s, io_fn r) { return interrupted_recv(r, 1); }
+
+int main(void)
+{
+	signal(SIGPIPE, on_signal);
+	printf("%-44s %-14s %-14s\n", "case", "shortcut", "system call");
+	both("send and recv 5 bytes", round_trip);
+	both("MSG_PEEK 3 then recv (peek*100+recv)", peek_then_read);
+	both("recv MSG_DONTWAIT, nothing there", recv_nonblocking_empty);
+	both("recv on O_NONBLOCK, nothing there", recv_o_nonblock_empty);
+	both("send on O_NONBLOCK until full", send_until_full);
+	both("send after the peer closed", epipe_sigpipe);
+	both("send MSG_NOSIGNAL after the peer closed", epipe_nosignal);
+	both("send on a closed fd", closed_fd);
+	both("recv into a bad buffer", bad_buffer);
+	both("send from a bad buffer on fd -1", bad_buffer_and_fd);
+	both("send on an unconnected UDP socket", udp_socket);
+	both("send on a pipe", pipe_fd);
+	both("recv interrupted, no SA_RESTART", eintr);
+	both("recv interrupted, SA_RESTART", restarted);
+	both("send under a seccomp filter on sendto", seccomp_filter);
+	return 0;
+}
