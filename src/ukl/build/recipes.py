@@ -6,6 +6,7 @@ Keys:
   description  one line
   source       the pin (pins.toml) of the Debian source package
   depends      recipes built first (libraries), for the same kind
+  patches      patch files under apps/, applied (-p1) to the source first
   steps        commands run in a copy of the source tree; placeholders:
                {cc} the compiler, {jobs}, {prefix} this recipe's install
                prefix, and each dependency's name for its prefix
@@ -32,7 +33,7 @@ from ..proc import run
 UKL_CC_SOURCES = [Path(__file__).with_name("cc.py"), Path(__file__).with_name("ukl_cc.py"),
                   *sorted(Path(__file__).with_name("toolchain").iterdir())]
 REQUIRED = {"description", "source", "steps"}
-OPTIONAL = {"depends", "binary", "args", "ports", "files", "dirs"}
+OPTIONAL = {"depends", "patches", "binary", "args", "ports", "files", "dirs"}
 BUILD_ROOT = OUT / "apps"
 LOG_TAIL = 15
 
@@ -44,6 +45,7 @@ class Recipe:
     source: str
     steps: tuple
     depends: tuple = ()
+    patches: tuple = ()                    # under apps/
     binary: str | None = None              # None: a library, only installed
     args: tuple = ()
     ports: tuple = ()
@@ -82,9 +84,13 @@ def parse(name: str, text: str) -> Recipe:
     for guest in [*data.get("files", {}), *data.get("dirs", [])]:
         if not guest.startswith("/"):
             raise UklError(f"{where}: guest path {guest!r} is not absolute")
+    for patch in data.get("patches", []):
+        if not (APPS / patch).is_file():
+            raise UklError(f"{where}: patch {patch!r} is not a file under apps/")
     return Recipe(name=name, description=data["description"], source=data["source"],
                   steps=tuple(tuple(s) for s in data["steps"]),
-                  depends=tuple(data.get("depends", [])), binary=data.get("binary"),
+                  depends=tuple(data.get("depends", [])),
+                  patches=tuple(data.get("patches", [])), binary=data.get("binary"),
                   args=tuple(data.get("args", [])), ports=tuple(ports),
                   files=dict(data.get("files", {})), dirs=tuple(data.get("dirs", [])))
 
@@ -111,6 +117,7 @@ def _key(recipe: Recipe, kind: str, deps: dict[str, Path]) -> str:
     """Everything the result depends on: the pin, the recipe, its dependencies,
     both C libraries and ukl-cc itself."""
     return steps.key_of(kind, fetch.pin_digest(recipe.source), path(recipe.name).read_text(),
+                        [(APPS / p).read_text() for p in recipe.patches],
                         [(d, steps.recorded(p)) for d, p in deps.items()],
                         [libc.key(k) for k in libc.KINDS],
                         [p.read_text() for p in UKL_CC_SOURCES])
@@ -120,6 +127,9 @@ def _run_steps(recipe: Recipe, kind: str, dest: Path, deps: dict[str, Path]):
     src = dest / "src"
     shutil.copytree(fetch.unpack(recipe.source), src, symlinks=True)
     steps.forget(src)
+    for patch in recipe.patches:
+        run(["patch", "-p1", "--forward", "-i", APPS / patch],
+            f"{recipe.name}: apply {patch}", f"app-{recipe.name}-{kind}-patch", cwd=src)
     values = {"cc": _compiler(dest, kind), "jobs": (os.cpu_count() or 1) + 1,
               "prefix": dest / "prefix", **deps}
     for i, step in enumerate(recipe.steps, 1):

@@ -115,6 +115,7 @@ SERVERS = {
     "memcached": (11211, _memcached, ["get", "set"], [b"flush_all\r\n", *MEMCACHED_KEYS]),
     "nginx": (80, _nginx, ["get"], []),
 }
+SERVERS["redis-shortcut"] = SERVERS["redis"]
 
 
 def _sample(port: int) -> list[int]:
