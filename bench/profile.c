@@ -40,10 +40,10 @@
 
 #include <qemu-plugin.h>
 
+#include "markers.h"
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-#define MARK_BEGIN 0x554b4c01u
-#define MARK_END 0x554b4c02u
 #define MAX_DEPTH 96
 #define MAX_RANGES 256
 
@@ -390,16 +390,6 @@ static int kind(const uint8_t *p, size_t n)
 			return L_SYSRET;			/* SYSRET, SYSEXIT */
 	}
 	return L_OTHER;
-}
-
-static uint32_t marker(const uint8_t *p, size_t n)
-{
-	uint32_t disp;
-
-	if (n != 7 || p[0] != 0x0f || p[1] != 0x1f || p[2] != 0x80)
-		return 0;
-	memcpy(&disp, p + 3, 4);
-	return disp == MARK_BEGIN || disp == MARK_END ? disp : 0;
 }
 
 /* mov %rsp, disp(%rdi) or mov disp(%rsi), %rsp: a task's saved stack pointer. */

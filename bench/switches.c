@@ -15,6 +15,8 @@
 
 #include <qemu-plugin.h>
 
+#include "markers.h"
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 enum { SYSCALL, SYSRET, IRET, SWAPGS, CR3_WRITE, WRMSR, POPF, SERIALISING, NCLASS };
@@ -22,8 +24,6 @@ static const char *const names[NCLASS] = {
 	"syscall", "sysret", "iret", "swapgs", "cr3_write", "wrmsr", "popf", "serialising",
 };
 
-#define MARK_BEGIN 0x554b4c01u
-#define MARK_END 0x554b4c02u
 
 static uint64_t counts[NCLASS], at_begin[NCLASS];
 static FILE *out;
@@ -73,16 +73,6 @@ static int classify(const uint8_t *p, size_t n)
 			return SERIALISING;			/* LGDT, LIDT, INVLPG */
 	}
 	return -1;
-}
-
-static uint32_t marker(const uint8_t *p, size_t n)
-{
-	uint32_t disp;
-
-	if (n != 7 || p[0] != 0x0f || p[1] != 0x1f || p[2] != 0x80)
-		return 0;
-	memcpy(&disp, p + 3, 4);
-	return disp == MARK_BEGIN || disp == MARK_END ? disp : 0;
 }
 
 static void on_marker(unsigned int vcpu, void *which)

@@ -9,6 +9,7 @@ from ..layout import OUT, ROOT
 from ..proc import run
 
 SWITCHES = ROOT / "bench" / "switches.c"
+MARKERS = ROOT / "bench" / "markers.h"      # included by every plugin
 
 
 def build(source: Path = SWITCHES, name: str = "switches") -> Path:
@@ -18,5 +19,5 @@ def build(source: Path = SWITCHES, name: str = "switches") -> Path:
         run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", f"-I{header_dir}",
              str(source), "-o", str(dest / f"{name}.so")],
             f"build the {name} plugin", f"plugin-{name}")
-    key = steps.key_of(fetch.pin_digest("qemu"), source.read_text())
+    key = steps.key_of(fetch.pin_digest("qemu"), source.read_text(), MARKERS.read_text())
     return steps.stamped(OUT / "plugins" / name, key, compile_) / f"{name}.so"
