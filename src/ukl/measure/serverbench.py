@@ -116,6 +116,7 @@ SERVERS = {
     "nginx": (80, _nginx, ["get"], []),
 }
 SERVERS["redis-shortcut"] = SERVERS["redis"]
+SERVERS["memcached-shortcut"] = SERVERS["memcached"]
 
 
 def _sample(port: int) -> list[int]:
