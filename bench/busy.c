@@ -72,9 +72,9 @@ int main(int argc, char **argv)
 
 		if (fd < 0)
 			continue;
-		asm volatile("nopl 0x554b4c02(%%rax)" ::: "memory");
-		asm volatile("nopl 0x554b4c01(%%rax)" ::: "memory");
 		idle = idle_ns();
+		asm volatile("nopl 0x554b4c02(%%rax)" ::: "memory");	/* at the clock read */
+		asm volatile("nopl 0x554b4c01(%%rax)" ::: "memory");
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		snprintf(out, sizeof(out), "%llu %llu %llu %llu %llu\n",
 			 ts.tv_sec * 1000000000ULL + ts.tv_nsec, idle, stat_count("intr"),
