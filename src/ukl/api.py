@@ -12,7 +12,8 @@ from .layout import EXAMPLES, ROOT, RUNS
 
 DEFAULT_TIMEOUT = 180.0
 # Ordinary (ring 3) programs in every guest's /bin.
-GUEST_TOOLS = {"cpl": EXAMPLES / "cpl.c", "ukl-busy": ROOT / "bench" / "busy.c"}
+GUEST_TOOLS = {"cpl": EXAMPLES / "cpl.c", "ukl-busy": ROOT / "bench" / "busy.c",
+               "ukl-intruder": EXAMPLES / "intruder.c"}
 
 
 @dataclass

@@ -186,3 +186,29 @@ def test_makefile_project(config, tmp_path):
                             "a UKL program is linked into the kernel and cannot load code")
     else:
         assert lines[1] == "plugin: Dynamic loading not supported"
+
+
+def test_a_client_that_connects_before_the_server_listens_is_served(config):
+    # As a user's script does: start the server, wait until the port
+    # accepts, then make a request.  The port accepts long before the
+    # guest's nginx listens; the connection must be held, not reset.
+    srv, port = serve("nginx", config, 80)
+    srv.thread.start()
+    try:
+        deadline = time.monotonic() + CLIENT_TIMEOUT
+        while True:
+            try:
+                client = socket.create_connection(("127.0.0.1", port), timeout=300)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the published port never accepted"
+                time.sleep(0.05)
+        early = not srv.ready.is_set()
+        client.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        reply = b"".join(iter(lambda: client.recv(65536), b""))
+        client.close()
+    finally:
+        srv.stop.set()
+        srv.thread.join()
+    assert early                        # the condition: it connected before ready
+    assert reply.startswith(b"HTTP/1.1 200 OK") and b"Welcome to nginx!" in reply, reply[:200]

@@ -75,10 +75,15 @@ class Relay:
     one ever accepts (seen: 33 of 50, reset after two minutes).  So the
     published port is this relay's, with a full backlog, and each connection
     reaches QEMU's forward on a private port only once QEMU has accepted the
-    one before."""
+    one before.
+
+    The relay listens from before the guest boots, so a client that connects
+    early is held until the guest's server listens (`open()`), not forwarded
+    to a guest that would reset it."""
 
     def __init__(self, ports: list[tuple[int, int]]):
         self.lock, self.listeners, self.forwards = threading.Lock(), [], []
+        self.ready, self.closed = threading.Event(), False
         try:
             for host, guest in ports:
                 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -106,7 +111,15 @@ class Relay:
                 return                                          # closed
             threading.Thread(target=self._connect, args=(client, inner), daemon=True).start()
 
+    def open(self):
+        """The guest's servers listen: forward held and new connections."""
+        self.ready.set()
+
     def _connect(self, client: socket.socket, inner: int):
+        self.ready.wait()
+        if self.closed:
+            client.close()
+            return
         with self.lock:
             deadline = time.monotonic() + 30
             while _accept_queue(inner) and time.monotonic() < deadline:
@@ -120,5 +133,7 @@ class Relay:
         _pipe(client, upstream)
 
     def close(self):
+        self.closed = True
+        self.ready.set()                    # held clients are closed, not forwarded
         for s in self.listeners:
             s.close()

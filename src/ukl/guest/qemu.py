@@ -106,13 +106,15 @@ def _stop(proc: subprocess.Popen) -> None:
 class _Readiness:
     """Reports, once, the 'ready' line the guest writes when its ports listen."""
 
-    def __init__(self, path: Path, on_ready):
-        self.path, self.on_ready, self.done = path, on_ready, on_ready is None
+    def __init__(self, path: Path, callbacks: list):
+        self.path, self.callbacks = path, [c for c in callbacks if c]
+        self.done = not self.callbacks
 
     def __call__(self):
         if not self.done and console.is_ready(self.path.read_text(errors="replace")):
             self.done = True
-            self.on_ready()
+            for callback in self.callbacks:
+                callback()
 
 
 def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
@@ -125,7 +127,7 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
         m.serial(port).write_bytes(b"")
     (m.workdir / "qemu.cmd").write_text(shlex.join(m.argv()) + "\n")
     pumps = [_Pump(m.serial(console.STDOUT), stdout), _Pump(m.serial(console.STDERR), stderr),
-             _Readiness(m.serial(console.STATUS), on_ready)]
+             _Readiness(m.serial(console.STATUS), [on_ready, m.relay and m.relay.open])]
     stopped = timed_out = False
     try:
         with open(m.workdir / "qemu.log", "wb") as qlog:

@@ -1,0 +1,259 @@
+/*
+ * ukl-intruder: an ordinary process (built for Linux, running at CPL3) that
+ * tries to write a word into another process, as a second user in the
+ * guest would.  It tries every thread of the target, since a check made
+ * per thread can miss threads that share the memory (io_uring workers),
+ * and three ways for each: /proc/PID/task/TID/mem, process_vm_writev() and
+ * PTRACE_SEIZE.
+ *
+ *   ukl-intruder PID ADDR VALUE
+ *
+ * One line per thread and way, "<comm> <way>: <result>"; a comm such as
+ * iou-sqp-42 loses its "-42", so that the output does not depend on pids.
+ *
+ *   ukl-intruder trace PID
+ *
+ * As root without CAP_SYS_ADMIN (CAP_SYS_PTRACE is enough to attach to
+ * anyone), attach to PID before it executes a UKL program, and say whether
+ * the tracer still holds it afterwards.
+ *
+ *   ukl-intruder race
+ *
+ * Read pids from stdin, one per exec of a UKL program by a uid that is
+ * this one's, and try PTRACE_SEIZE on each until it succeeds or the
+ * process has gone; count the seizes that caught a UKL program.
+ *
+ *   ukl-intruder exec traced|keepcaps PATH ARG...
+ *
+ * The ordinary launcher of those two: wait until traced, or drop to uid
+ * 1000 keeping CAP_SYS_ADMIN (KEEPCAPS), then execute PATH.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *result(int failed)
+{
+	return failed ? strerror(errno) : "ok";
+}
+
+static void comm_of(const char *pid, const char *tid, char *comm, size_t len)
+{
+	char path[320];
+	FILE *f;
+	char *end;
+
+	snprintf(path, sizeof(path), "/proc/%s/task/%s/comm", pid, tid);
+	f = fopen(path, "r");
+	if (!f || !fgets(comm, len, f))
+		snprintf(comm, len, "?");
+	if (f)
+		fclose(f);
+	comm[strcspn(comm, "\n")] = 0;
+	end = strrchr(comm, '-');
+	if (end && end[1] && strspn(end + 1, "0123456789") == strlen(end + 1))
+		*end = 0;
+}
+
+static int write_mem(const char *pid, const char *tid, unsigned long addr, unsigned long value)
+{
+	char path[320];
+	int fd, failed;
+
+	snprintf(path, sizeof(path), "/proc/%s/task/%s/mem", pid, tid);
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		return -1;
+	failed = pwrite(fd, &value, sizeof(value), addr) != sizeof(value);
+	close(fd);
+	return failed ? -1 : 0;
+}
+
+static int write_vm(const char *tid, unsigned long addr, unsigned long value)
+{
+	struct iovec local = { &value, sizeof(value) };
+	struct iovec remote = { (void *)addr, sizeof(value) };
+
+	return process_vm_writev(atoi(tid), &local, 1, &remote, 1, 0) == sizeof(value) ? 0 : -1;
+}
+
+static int seize(const char *tid)
+{
+	pid_t t = atoi(tid);
+
+	if (ptrace(PTRACE_SEIZE, t, NULL, NULL))
+		return -1;
+	ptrace(PTRACE_DETACH, t, NULL, NULL);
+	return 0;
+}
+
+static int drop_cap(int cap)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	data[cap / 32].effective &= ~(1u << cap % 32);
+	data[cap / 32].permitted &= ~(1u << cap % 32);
+	data[cap / 32].inheritable &= ~(1u << cap % 32);
+	return syscall(SYS_capset, &hdr, data);
+}
+
+static int traced(void)
+{
+	char line[128];
+	FILE *f;
+	int pid = 0;
+
+	f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &pid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return pid != 0;
+}
+
+static int keep_admin_as_1000(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	if (prctl(PR_SET_KEEPCAPS, 1) || setgid(1000) || setuid(1000) ||
+	    syscall(SYS_capget, &hdr, data))
+		return -1;
+	data[CAP_SYS_ADMIN / 32].effective |= 1u << CAP_SYS_ADMIN % 32;
+	return syscall(SYS_capset, &hdr, data);
+}
+
+static int launch(const char *how, char **argv)
+{
+	if (!strcmp(how, "traced")) {
+		while (!traced())
+			usleep(1000);
+	} else if (keep_admin_as_1000()) {
+		perror("keeping CAP_SYS_ADMIN");
+		return 1;
+	}
+	execv(argv[0], argv);
+	printf("exec %s: %s\n", !strcmp(how, "traced") ?
+	       "under a tracer without CAP_SYS_ADMIN" : "keeping CAP_SYS_ADMIN", strerror(errno));
+	return 0;
+}
+
+static int trace(pid_t pid)
+{
+	int status;
+
+	if (drop_cap(CAP_SYS_ADMIN)) {
+		perror("dropping CAP_SYS_ADMIN");
+		return 1;
+	}
+	printf("tracer without CAP_SYS_ADMIN attaches: %s\n",
+	       result(ptrace(PTRACE_SEIZE, pid, NULL, (void *)PTRACE_O_TRACEEXEC)));
+	fflush(stdout);
+	while (waitpid(pid, &status, 0) == pid && WIFSTOPPED(status)) {
+		if (status >> 8 == (SIGTRAP | PTRACE_EVENT_EXEC << 8)) {
+			printf("after the exec, the tracer holds the program\n");
+			fflush(stdout);
+		}
+		ptrace(PTRACE_CONT, pid, NULL, NULL);
+	}
+	return 0;
+}
+
+/*
+ * A seized process that stops with the kernel's CS (0x10) and whose memory
+ * the tracer reads is a UKL program under the intruder's control.  (A seize
+ * of a process that is exiting, and has no memory left, catches nothing.)
+ */
+static int controls(pid_t pid)
+{
+	struct user_regs_struct regs;
+	int status;
+
+	if (ptrace(PTRACE_INTERRUPT, pid, NULL, NULL) ||
+	    waitpid(pid, &status, __WALL) != pid || !WIFSTOPPED(status))
+		return 0;
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs))
+		return 0;
+	errno = 0;
+	ptrace(PTRACE_PEEKDATA, pid, (void *)regs.rsp, NULL);
+	ptrace(PTRACE_CONT, pid, NULL, NULL);
+	return errno == 0 && regs.cs == 0x10;
+}
+
+/* The launcher had CAP_SYS_ADMIN until its exec: no seize succeeds before. */
+static int race(void)
+{
+	int execs = 0, caught = 0, status;
+	char line[32];
+	pid_t pid;
+	long failed;
+
+	while (fgets(line, sizeof(line), stdin)) {
+		pid = atoi(line);
+		execs++;
+		do
+			failed = ptrace(PTRACE_SEIZE, pid, NULL, NULL);
+		while (failed && errno != ESRCH);
+		if (failed)
+			continue;
+		caught += controls(pid);
+		while (waitpid(pid, &status, __WALL) == pid && WIFSTOPPED(status))
+			ptrace(PTRACE_CONT, pid, NULL, NULL);
+	}
+	printf("%d execs raced, %d UKL programs seized\n", execs, caught);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long addr, value;
+	char path[64], comm[64];
+	struct dirent *d;
+	DIR *dir;
+
+	if (argc == 3 && !strcmp(argv[1], "trace"))
+		return trace(atoi(argv[2]));
+	if (argc == 2 && !strcmp(argv[1], "race"))
+		return race();
+	if (argc >= 4 && !strcmp(argv[1], "exec"))
+		return launch(argv[2], argv + 3);
+	if (argc != 4) {
+		fprintf(stderr, "usage: ukl-intruder PID ADDR VALUE | trace PID | race | exec HOW PATH ARG...\n");
+		return 2;
+	}
+	addr = strtoul(argv[2], NULL, 0);
+	value = strtoul(argv[3], NULL, 0);
+	snprintf(path, sizeof(path), "/proc/%s/task", argv[1]);
+	dir = opendir(path);
+	if (!dir) {
+		perror(path);
+		return 1;
+	}
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		comm_of(argv[1], d->d_name, comm, sizeof(comm));
+		printf("%s mem: %s\n", comm, result(write_mem(argv[1], d->d_name, addr, value)));
+		printf("%s process_vm_writev: %s\n", comm, result(write_vm(d->d_name, addr, value)));
+		printf("%s PTRACE_SEIZE: %s\n", comm, result(seize(d->d_name)));
+	}
+	closedir(dir);
+	return 0;
+}

@@ -1,0 +1,94 @@
+"""The trust model (docs/design.md, "Threat model"): what a second user, a
+tracer without CAP_SYS_ADMIN and root under lockdown cannot do to a UKL
+program, and signal frames that cannot break the kernel.  Every attack runs
+as it would in practice: an ordinary process (ukl-intruder, built for Linux,
+at CPL3) with its own uid in the guest.  CI runs each on 2 CPUs; all of them
+on 1 and 2 with UKL_MATRIX_SMP=1,2."""
+import io
+import os
+
+import pytest
+
+from ukl import api, configs
+
+SMP = [int(n) for n in os.environ.get("UKL_MATRIX_SMP", "2").split(",")]
+ATTACKS = ["mem", "process_vm_writev", "PTRACE_SEIZE"]
+REFUSED = {"Permission denied", "Operation not permitted"}
+
+
+def attempts(stdout: str) -> dict[str, str]:
+    """'<comm> <way>: <result>' lines of ukl-intruder, keyed by '<comm> <way>'."""
+    lines = [line.split(": ", 1) for line in stdout.splitlines()
+             if any(f" {way}: " in line for way in ATTACKS)]
+    return dict(lines)
+
+
+@pytest.mark.parametrize("smp", SMP)
+@pytest.mark.parametrize("config", configs.SPECTRUM)
+def test_a_second_user_cannot_write_through_an_io_uring_worker(runs, config, smp):
+    run = runs("sqpoll", config, smp=smp)
+    tried = attempts(run.stdout)
+    # The main thread and the SQPOLL worker that shares its memory.
+    assert {k.split()[0] for k in tried} == {"sqpoll", "iou-sqp"}
+    assert set(tried.values()) <= REFUSED, tried
+    assert "rewritten" not in run.stdout
+    assert run.status == 0
+
+
+def test_on_linux_the_same_user_may_write_it(runs):
+    # The condition: on Linux all of this is the same user's right.
+    run = runs("sqpoll", "baseline", smp=2)
+    assert set(attempts(run.stdout).values()) == {"ok"}
+    assert "the intruder's choice ran at CPL3" in run.stdout
+
+
+def lockdown_run(config: str, lockdown: bool) -> str:
+    opts = api.Options(args=("root",), smp=2,
+                       kernel_args=["lockdown=integrity"] if lockdown else [])
+    out = io.BytesIO()
+    res = api.boot(api.build("sqpoll", config), opts, stdout=out, stderr=io.BytesIO())
+    assert res.status == 0
+    return out.getvalue().decode()
+
+
+@pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp"])
+def test_root_may_control_it_but_not_under_lockdown(config):
+    free, locked = lockdown_run(config, False), lockdown_run(config, True)
+    assert set(attempts(free).values()) == {"ok"}
+    assert "the intruder's choice ran at CPL0" in free
+    assert set(attempts(locked).values()) <= REFUSED, locked
+    assert "rewritten" not in locked
+
+
+@pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp"])
+def test_a_tracer_without_cap_sys_admin_does_not_survive_the_exec(runs, config):
+    run = runs("tracedexec", config, smp=2)
+    assert run.stdout.splitlines() == [
+        "tracer without CAP_SYS_ADMIN attaches: ok",
+        "exec under a tracer without CAP_SYS_ADMIN: Operation not permitted",
+        "30 execs raced, 0 UKL programs seized"]
+
+
+def test_on_linux_the_tracer_keeps_the_exec(runs):
+    lines = runs("tracedexec", "baseline", smp=2).stdout.splitlines()
+    assert lines[:2] == ["tracer without CAP_SYS_ADMIN attaches: ok",
+                         "after the exec, the tracer holds the program"]
+
+
+@pytest.mark.parametrize("smp", SMP)
+@pytest.mark.parametrize("config", configs.SPECTRUM)
+def test_handlers_may_set_tf_and_clear_ac_as_on_linux(runs, config, smp):
+    run, base = runs("sigflags", config, smp=smp), runs("sigflags", "baseline", smp=smp)
+    assert run.stdout == base.stdout == (
+        "single-stepping: yes; every trap TRAP_TRACE: yes; TF kept in the context: yes; "
+        "stepped through a system call: yes\n"
+        "after a handler cleared AC: the program goes on (3)\n")
+    assert run.status == 0
+    assert "WARNING" not in run.console
+
+
+@pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp"])
+def test_a_kprobe_on_kernel_text_the_program_calls_fires(runs, config):
+    run = runs("kprobe", config, smp=2)
+    assert run.stdout == "1000 clock reads, the probe fired on each, and the program went on\n"
+    assert run.status == 0
