@@ -43,6 +43,7 @@ class Options:
     services: list = field(default_factory=list)   # commands started before the program
     kernel_args: list = field(default_factory=list)
     plugin: tuple | None = None    # a QEMU TCG plugin and its "key=value" arguments
+    cpu: str = "max"               # QEMU's -cpu
 
 
 @dataclass
@@ -112,7 +113,7 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
              + list(opts.kernel_args))
     return qemu.Machine(built.kernel, initrd, work, smp=opts.smp, accel=accel,
                         icount=opts.icount, disk=opts.disk, cmdline_extra=extra,
-                        relay=net.Relay(list(opts.ports)), plugin=opts.plugin)
+                        relay=net.Relay(list(opts.ports)), plugin=opts.plugin, cpu=opts.cpu)
 
 
 def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_ready=None,

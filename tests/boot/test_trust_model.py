@@ -92,3 +92,14 @@ def test_a_kprobe_on_kernel_text_the_program_calls_fires(runs, config):
     run = runs("kprobe", config, smp=2)
     assert run.stdout == "1000 clock reads, the probe fired on each, and the program went on\n"
     assert run.status == 0
+
+
+def test_a_meltdown_cpu_is_announced(capfd):
+    # PTI is excluded in Kconfig; on a CPU with Meltdown the kernel says so at
+    # boot and `ukl run` repeats it.  QEMU's default TCG CPU is AMD's (no
+    # Meltdown); the same CPU with Intel's vendor string has the bug.
+    built = api.build("hello", "ukl")
+    for cpu, said in [("max", False), ("max,vendor=GenuineIntel", True)]:
+        api.boot(built, api.Options(cpu=cpu), stdout=io.BytesIO(), stderr=io.BytesIO())
+        err = capfd.readouterr().err
+        assert ("ukl: the kernel says: ukl: this CPU is affected by Meltdown" in err) == said, err

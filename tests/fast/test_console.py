@@ -42,3 +42,10 @@ def test_init_speaks_the_protocol_the_judge_reads():
     assert f"echo {console.READY} >/dev/{console.STATUS}" in init
     assert console.exit_status("ready\nstatus 42\n") == 42
     assert console.is_ready("ready\n") and not console.is_ready("status 0\n")
+
+
+def test_notices_are_repeated_without_their_timestamp():
+    line = ("[    0.912345] ukl: this CPU is affected by Meltdown and a UKL kernel has no page "
+            "table isolation: any process can read kernel memory")
+    assert console.notice(line) == line[15:]
+    assert console.notice("[    0.912345] smpboot: CPU0: AMD QEMU TCG CPU") is None

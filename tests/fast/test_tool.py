@@ -212,6 +212,7 @@ def test_relay_queues_connections_for_a_backlog_of_one():
         inner.bind(("127.0.0.1", relay.forwards[0][0]))
         inner.listen(1)
         relay.start()
+        relay.open()
 
         def echo():
             while True:
@@ -228,6 +229,28 @@ def test_relay_queues_connections_for_a_backlog_of_one():
         inner.close()
         if relay:
             relay.close()
+
+
+def test_relay_holds_a_connection_until_the_guest_listens():
+    inner = socket.socket()
+    relay = net.Relay([(net.free_port(), 1)])
+    try:
+        inner.bind(("127.0.0.1", relay.forwards[0][0]))
+        inner.listen(1)
+        inner.settimeout(1)
+        relay.start()
+        client = socket.create_connection(("127.0.0.1", relay.listeners[0].getsockname()[1]))
+        with pytest.raises(socket.timeout):         # held: nothing reaches the guest yet
+            inner.accept()
+        relay.open()
+        upstream, _ = inner.accept()
+        client.sendall(b"early")
+        assert upstream.recv(16) == b"early"
+        upstream.close()
+        client.close()
+    finally:
+        inner.close()
+        relay.close()
 
 
 @pytest.mark.parametrize("signoff,errors", [

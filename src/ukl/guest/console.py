@@ -24,6 +24,9 @@ _STATUS_RE = re.compile(r"^status (\d+)$", re.M)
 FAILURE_PATTERNS = [r"Kernel panic", r"Oops:", r"\bBUG:", r"general protection fault(?! ip:)",
                     r"WARNING:", r"Unable to handle kernel", r"double fault"]
 TAIL_LINES = 25
+# Kernel console lines that `ukl run` repeats on the terminal as they come.
+NOTICE_PATTERNS = [r"ukl: this CPU is affected by"]
+_TIMESTAMP_RE = re.compile(r"^\[ *\d+\.\d+\] ")
 
 
 @dataclass
@@ -39,6 +42,13 @@ def is_ready(status_text: str) -> bool:
 def exit_status(status_text: str) -> int | None:
     hit = _STATUS_RE.search(status_text)
     return int(hit.group(1)) if hit else None
+
+
+def notice(line: str) -> str | None:
+    """LINE of the kernel console without its timestamp, if a user must see it."""
+    if any(re.search(p, line) for p in NOTICE_PATTERNS):
+        return _TIMESTAMP_RE.sub("", line.strip())
+    return None
 
 
 def kernel_failure(console: str) -> str | None:

@@ -90,6 +90,27 @@ class _Pump:
         self.offset += len(data)
 
 
+class _Notices:
+    """Repeats on stderr the kernel console lines a user must see, as they come."""
+
+    def __init__(self, path: Path):
+        self.path, self.offset, self.partial = path, 0, b""
+
+    def __call__(self):
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        self.offset += len(data)
+        *lines, self.partial = (self.partial + data).split(b"\n")
+        for line in lines:
+            text = console.notice(line.decode(errors="replace"))
+            if text:
+                print(f"ukl: the kernel says: {text}", file=sys.stderr, flush=True)
+
+
 STOP_GRACE = 3.0     # seconds QEMU gets to exit after SIGTERM before it is killed
 
 
@@ -127,7 +148,8 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
         m.serial(port).write_bytes(b"")
     (m.workdir / "qemu.cmd").write_text(shlex.join(m.argv()) + "\n")
     pumps = [_Pump(m.serial(console.STDOUT), stdout), _Pump(m.serial(console.STDERR), stderr),
-             _Readiness(m.serial(console.STATUS), [on_ready, m.relay and m.relay.open])]
+             _Readiness(m.serial(console.STATUS), [on_ready, m.relay and m.relay.open]),
+             _Notices(m.serial(console.CONSOLE))]
     stopped = timed_out = False
     try:
         with open(m.workdir / "qemu.log", "wb") as qlog:
