@@ -76,6 +76,8 @@ def _parser() -> Parser:
                     help="requests per measured batch, for servers (default %(default)s)")
     bn.add_argument("--quick", action="store_true", help="few iterations (for tests)")
     bn.add_argument("--configs", default="", help="comma-separated (default: all)")
+    bn.add_argument("--clients", type=_positive("clients"), default=1,
+                    help="client connections, for redis (default %(default)s)")
     bn.add_argument("--ops", default="", help="comma-separated lebench operations (default: all)")
     bn.add_argument("--wall", action="store_true",
                     help="wall-clock nanoseconds instead of icount guest instructions")
@@ -177,7 +179,8 @@ def main(argv=None):
                 dest = profile.run(args.target, split(args.configs), split(args.ops),
                                    args.requests, args.quick)
             elif args.target != "lebench":
-                dest = serverbench.run(args.target, split(args.configs), args.requests)
+                dest = serverbench.run(args.target, split(args.configs), args.requests,
+                                       args.clients)
             else:
                 dest = bench.run(split(args.configs), split(args.ops), args.quick, not args.wall)
             print((dest / "table.md").read_text(), end="")

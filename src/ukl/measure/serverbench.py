@@ -11,16 +11,22 @@ work) is measured once per boot and subtracted in proportion to each batch's
 guest time.  Each test runs REPEATS batches in one boot; the table gives the
 median and the spread.  Host-side requests per second and latency percentiles
 are kept too, labelled noisy: under TCG they measure the emulator.
+
+The switch counter (bench/switches.c) runs beside, over the same windows, so
+each batch also has its mode-switch instructions per request and the
+estimated cycles of the cost model (cycles.py).
 """
 import csv
 import http.client
 import io
+import json
 import socket
 import statistics
 import subprocess
 import time
 from pathlib import Path
 
+from . import cycles, plugin as plugins
 from .results import baseline_first, built_kernel, config_names, pyplot, write
 from .. import api
 from ..errors import UklError
@@ -39,8 +45,9 @@ REPEATS = 3
 BACKGROUND_WINDOW = 5.0     # host seconds
 
 
-def _redis(port: int, test: str, n: int) -> dict:
-    res = subprocess.run(["redis-benchmark", "-p", str(port), "-c", "1", "-P", "1", "-n", str(n),
+def _redis(port: int, test: str, n: int, clients: int = 1) -> dict:
+    res = subprocess.run(["redis-benchmark", "-p", str(port), "-c", str(clients), "-P", "1",
+                          "-n", str(n),
                           "-t", test, "--csv"], capture_output=True, text=True,
                          timeout=CLIENT_TIMEOUT)
     rows = list(csv.DictReader(io.StringIO(res.stdout)))
@@ -64,7 +71,7 @@ def _timed(n: int, one_request) -> dict:
     return {"rps": n / total, "p50_ms": 1e3 * lat[n // 2], "p99_ms": 1e3 * lat[(99 * n) // 100]}
 
 
-def _memcached(port: int, test: str, n: int) -> dict:
+def _memcached(port: int, test: str, n: int, clients: int = 1) -> dict:
     """The memcached text protocol over one connection, one request at a time."""
     with socket.create_connection(("127.0.0.1", port), timeout=CLIENT_TIMEOUT) as s:
         f = s.makefile("rb")
@@ -80,7 +87,7 @@ def _memcached(port: int, test: str, n: int) -> dict:
         return _timed(n, request)
 
 
-def _nginx(port: int, test: str, n: int) -> dict:
+def _nginx(port: int, test: str, n: int, clients: int = 1) -> dict:
     """HTTP/1.1 GETs of the default page over one kept-alive connection.  (wrk
     runs for a duration, not a count, so the nginx tests use it and this does not.)"""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=CLIENT_TIMEOUT)
@@ -137,27 +144,32 @@ def _background(probe: int) -> float:
 
 
 def run_config(built: "api.Built", requests: int, tests=None, repeats: int = REPEATS,
-               plugin=None) -> dict:
-    """One boot of a built server: REPEATS batches of each test.  With a PLUGIN
-    (its shared object and arguments), each row names its plugin window: the
-    number of the probe's sample that ended it, from 0."""
+               plugin=None, clients: int = 1) -> dict:
+    """One boot of a built server: REPEATS batches of each test.  Each row names
+    its plugin window: the number of the probe's sample that ended it, from 0.
+    Without another PLUGIN (its shared object and arguments), the switch
+    counter's windows give each row its mode switches and estimated cycles."""
     guest_port, client, all_tests, reset = SERVERS[built.name]
     tests = tests or all_tests
     port, probe = net.free_port(), net.free_port()
+    counts = api.run_dir(built) / "switches.jsonl"
+    if plugin is None:
+        counts.unlink(missing_ok=True)
+        plugin = (plugins.build(), (f"out={counts}",))
     opts = api.Options(ports=[(port, guest_port), (probe, PROBE_PORT)], icount=True,
                        timeout=CLIENT_TIMEOUT, services=[["/bin/ukl-busy", str(PROBE_PORT)]],
                        kernel_args=KERNEL_ARGS,
                        plugin=plugin)
     rows = []
     with api.Server(built, opts):
-        client(port, tests[0], max(10, requests // 10))             # warm up
+        client(port, tests[0], max(10, requests // 10), clients)    # warm up
         background = _background(probe)
         samples = 2
         for test in tests:
             for rep in range(repeats):
                 _reset(port, reset)
                 before = _sample(probe)
-                host = client(port, test, requests)
+                host = client(port, test, requests, clients)
                 after = _sample(probe)
                 samples += 2
                 (mono0, idle0, *_), (mono1, idle1, *_) = before, after
@@ -171,17 +183,30 @@ def run_config(built: "api.Built", requests: int, tests=None, repeats: int = REP
                              "background_per_ns": background, "per_request": work / requests,
                              "events_per_request": counts, "window": samples - 1,
                              "host_noisy": host})
+    if counts.exists():
+        _add_switches(rows, counts)
     return {"config": built.config.name, "rows": rows, **built_kernel(built)}
 
 
-def run(server: str, configs=None, requests: int = 10000) -> Path:
+def _add_switches(rows: list[dict], counts: Path):
+    windows = [json.loads(line) for line in counts.read_text().splitlines()]
+    for row in rows:
+        n = row["requests"]
+        row["switches"] = {k: v / n for k, v in windows[row["window"] - 1].items()}
+        row["est_cycles"] = cycles.estimates(row["per_request"], row["switches"])
+
+
+def run(server: str, configs=None, requests: int = 10000, clients: int = 1) -> Path:
     if server not in SERVERS:
         raise UklError(f"unknown server benchmark {server!r}; valid: {', '.join(SERVERS)}")
+    if clients != 1 and SERVERS[server][1] is not _redis:
+        raise UklError(f"--clients is for redis; the {server} client uses one connection")
     configs = config_names(configs or [], ["ukl"])
     return write(f"{server}-", {
-        "server": server, "requests": requests,
+        "server": server, "requests": requests, "clients": clients,
         "metric": "guest instructions per request (busy time under -icount shift=0)",
-        "runs": [run_config(api.build(server, c), requests) for c in configs]}, table, plot)
+        "runs": [run_config(api.build(server, c), requests, clients=clients)
+                 for c in configs]}, table, plot)
 
 
 def _per_test(run: dict) -> dict:
@@ -199,8 +224,10 @@ def table(results: dict) -> str:
         head += [f"{r['config']}", f"{r['config']} vs Linux"]
     head += ["repeat spread", "noisy: rps " + " / ".join(r["config"] for r in runs),
              "noisy: p50/p99 ms " + " / ".join(r["config"] for r in runs)]
+    clients = results.get("clients", 1)
+    over = "one client connection" if clients == 1 else f"{clients} client connections"
     lines = [f"{results['server']}: guest instructions per request, the median of "
-             f"{REPEATS} batches of {results['requests']} requests over one client connection; "
+             f"{REPEATS} batches of {results['requests']} requests over {over}; "
              f"host-side numbers are noisy (TCG)", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for test, rows in base.items():
@@ -214,7 +241,31 @@ def table(results: dict) -> str:
         cells += [f"{100 * spread:.2f}%", " / ".join(f"{h['rps']:.0f}" for h in host),
                   " / ".join(f"{_fmt(h['p50_ms'])}/{_fmt(h['p99_ms'])}" for h in host)]
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _cycles_table(runs)) + "\n"
+
+
+def _median_cycles(rows: list[dict], key: str) -> float:
+    return statistics.median(r["est_cycles"][key] for r in rows)
+
+
+def _cycles_table(runs: list[dict]) -> list[str]:
+    """Estimated cycles per request, the median batch, SWAPGS at each guess."""
+    if not all("est_cycles" in r for run in runs for r in run["rows"]):
+        return []
+    keys = list(runs[0]["rows"][0]["est_cycles"])
+    head = ["test", *(f"{run['config']} ({' / '.join(keys)})" for run in runs)]
+    lines = ["", "Estimated cycles per request (an estimate: the cost model of "
+             "docs/design.md, \"Estimated cycles\"):", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for test, rows in _per_test(runs[0]).items():
+        ref = [_median_cycles(rows, k) for k in keys]
+        cells = [test, " / ".join(f"{v:.0f}" for v in ref)]
+        for run in runs[1:]:
+            vals = [_median_cycles(_per_test(run)[test], k) for k in keys]
+            cells.append(" / ".join(f"{v:.0f} ({100 * (v - r) / r:+.1f}%)"
+                                    for v, r in zip(vals, ref)))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def _fmt(v) -> str:
