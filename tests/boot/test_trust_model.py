@@ -6,10 +6,15 @@ at CPL3) with its own uid in the guest.  CI runs each on 2 CPUs; all of them
 on 1 and 2 with UKL_MATRIX_SMP=1,2."""
 import io
 import os
+import re
+import signal
+import threading
+import time
 
 import pytest
 
 from ukl import api, configs
+from ukl.guest import qemu
 
 SMP = [int(n) for n in os.environ.get("UKL_MATRIX_SMP", "2").split(",")]
 ATTACKS = ["mem", "process_vm_writev", "PTRACE_SEIZE"]
@@ -103,3 +108,63 @@ def test_a_meltdown_cpu_is_announced(capfd):
         api.boot(built, api.Options(cpu=cpu), stdout=io.BytesIO(), stderr=io.BytesIO())
         err = capfd.readouterr().err
         assert ("ukl: the kernel says: ukl: this CPU is affected by Meltdown" in err) == said, err
+
+
+class _Lines(io.RawIOBase):
+    """A stdout that a test thread can watch while the guest writes it."""
+
+    def __init__(self):
+        self.data, self.seen = b"", threading.Event()
+
+    def write(self, b):
+        self.data += bytes(b)
+        self.seen.set()
+        return len(b)
+
+
+# An uncorrected, action-required data-load error (Intel's SRAR: VAL, UC, EN,
+# MISCV, ADDRV, S, AR, MCACOD 0x134) with EIPV and MCIP, and a physical
+# address accurate to the page (MISC: address mode 2, LSB 12).
+MCE = "mce 0 1 0xbd80000000000134 0x6 {addr} 0x8c"
+
+
+def inject_machine_check(built) -> "api.Result | None":
+    """Boot BUILT and inject the error on its page; None if the #MC arrived in
+    kernel code (a timer interrupt, say), where a panic is right and the
+    program's case was not tried."""
+    out, result = _Lines(), {}
+    opts = api.Options(cpu="max,vendor=GenuineIntel", timeout=300)
+
+    def boot():
+        try:
+            result["res"] = api.boot(built, opts, stdout=out, stderr=io.BytesIO())
+        except Exception as e:      # noqa: BLE001 - judged below, from the console
+            result["error"] = e
+    thread = threading.Thread(target=boot)
+    thread.start()
+    deadline = time.monotonic() + 300
+    while b"physical address" not in out.data:
+        assert thread.is_alive() and time.monotonic() < deadline, (out.data, result)
+        out.seen.wait(1)
+    addr = re.search(rb"0x[0-9a-f]+", out.data).group().decode()
+    qemu.monitor(api.run_dir(built), MCE.format(addr=addr))
+    thread.join()
+    console = (api.run_dir(built) / "ttyS0.log").read_text(errors="replace")
+    if "error" in result and re.search(r"Hardware Error\]: RIP (!INEXACT! )?10:<ffffffff", console):
+        return None
+    assert "res" in result, result.get("error")       # the kernel did not panic
+    return result["res"]
+
+
+@pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp", "baseline"])
+def test_a_machine_check_in_the_program_kills_it_not_the_machine(config):
+    built = api.build("mcheck", config)
+    for _ in range(3):
+        res = inject_machine_check(built)
+        if res:
+            break
+    else:
+        pytest.fail("three machine checks in a row arrived in kernel code")
+    assert res.status == 128 + signal.SIGBUS
+    assert re.search(r"Memory failure: .* Sending SIGBUS to mcheck",
+                     res.console.read_text(errors="replace"))

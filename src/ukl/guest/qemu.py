@@ -1,6 +1,7 @@
 """Boot a kernel and initramfs under QEMU, with the program's output on its own channels."""
 import os
 import shlex
+import socket
 import subprocess
 import sys
 import threading
@@ -45,7 +46,8 @@ class Machine:
                 "-m", f"{self.memory_mb}M", "-smp", str(self.smp), "-nodefaults",
                 "-no-user-config", "-display", "none", "-no-reboot",
                 "-kernel", str(self.kernel), "-initrd", str(self.initrd),
-                "-append", self.cmdline()]
+                "-append", self.cmdline(),
+                "-monitor", f"unix:{self.workdir / MONITOR},server=on,wait=off"]
         if self.icount:
             argv += ["-icount", "shift=0"]
         if self.plugin:
@@ -69,6 +71,29 @@ class Boot:
     console: Path
     failure: str | None
     stopped: bool = False           # by the host (stop event), not by the program
+
+
+MONITOR = "monitor.sock"       # QEMU's human monitor, in the run directory
+
+
+def monitor(workdir: Path, command: str, timeout: float = 10) -> str:
+    """Run one command in the QEMU monitor of the guest running in WORKDIR;
+    return what it printed."""
+    def until_prompt(s: socket.socket) -> str:
+        data = b""
+        while not data.endswith(b"(qemu) "):
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        return data.decode(errors="replace")
+
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(timeout)
+        s.connect(str(workdir / MONITOR))
+        until_prompt(s)
+        s.sendall(command.encode() + b"\n")
+        return until_prompt(s).rsplit("(qemu) ", 1)[0]
 
 
 class _Pump:

@@ -152,10 +152,10 @@ def run_config(built: "api.Built", requests: int, tests=None, repeats: int = REP
     guest_port, client, all_tests, reset = SERVERS[built.name]
     tests = tests or all_tests
     port, probe = net.free_port(), net.free_port()
-    counts = api.run_dir(built) / "switches.jsonl"
-    if plugin is None:
-        counts.unlink(missing_ok=True)
-        plugin = (plugins.build(), (f"out={counts}",))
+    switch_log, counting = api.run_dir(built) / "switches.jsonl", plugin is None
+    if counting:
+        switch_log.unlink(missing_ok=True)
+        plugin = (plugins.build(), (f"out={switch_log}",))
     opts = api.Options(ports=[(port, guest_port), (probe, PROBE_PORT)], icount=True,
                        timeout=CLIENT_TIMEOUT, services=[["/bin/ukl-busy", str(PROBE_PORT)]],
                        kernel_args=KERNEL_ARGS,
@@ -183,8 +183,8 @@ def run_config(built: "api.Built", requests: int, tests=None, repeats: int = REP
                              "background_per_ns": background, "per_request": work / requests,
                              "events_per_request": counts, "window": samples - 1,
                              "host_noisy": host})
-    if counts.exists():
-        _add_switches(rows, counts)
+    if counting:
+        _add_switches(rows, switch_log)
     return {"config": built.config.name, "rows": rows, **built_kernel(built)}
 
 
