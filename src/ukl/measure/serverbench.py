@@ -189,10 +189,12 @@ def run_config(built: "api.Built", requests: int, tests=None, repeats: int = REP
 
 
 def _add_switches(rows: list[dict], counts: Path):
+    """The switch counter writes a line at every probe sample (the first covers
+    the boot), so a row's window is line number `window`."""
     windows = [json.loads(line) for line in counts.read_text().splitlines()]
     for row in rows:
         n = row["requests"]
-        row["switches"] = {k: v / n for k, v in windows[row["window"] - 1].items()}
+        row["switches"] = {k: v / n for k, v in windows[row["window"]].items()}
         row["est_cycles"] = cycles.estimates(row["per_request"], row["switches"])
 
 
