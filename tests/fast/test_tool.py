@@ -157,6 +157,16 @@ def test_server_bench_table_reports_instructions_spread_and_noisy_host_numbers()
     assert lines[4] == "| get | 50125 | 40050 | -20.1% | 0.50% | 900 / 900 | 1.00/- / 1.00/- |"
 
 
+def test_server_bench_rows_get_the_switches_of_their_own_window(tmp_path):
+    # The counter writes a line at every probe sample; sample 3 closes the batch.
+    log = tmp_path / "switches.jsonl"
+    log.write_text("".join(f'{{"syscall": {n}, "sysret": {n}}}\n' for n in (900, 5, 7, 200)))
+    rows = [{"window": 3, "requests": 100, "per_request": 1000.0}]
+    serverbench._add_switches(rows, log)
+    assert rows[0]["switches"] == {"syscall": 2.0, "sysret": 2.0}
+    assert rows[0]["est_cycles"] == {"swapgs=0": 1136, "swapgs=30": 1136}
+
+
 def test_a_series_that_fails_to_apply_leaves_no_usable_tree(tmp_path, monkeypatch):
     """Nothing may build from upstream alone after `git am` failed half way."""
     tree = tmp_path / "linux"
