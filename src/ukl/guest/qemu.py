@@ -116,24 +116,21 @@ class _Pump:
 
 
 class _Notices:
-    """Repeats on stderr the kernel console lines a user must see, as they come."""
+    """A sink for the console's pump: repeats on stderr, as they come, the
+    kernel lines a user must see."""
 
-    def __init__(self, path: Path):
-        self.path, self.offset, self.partial = path, 0, b""
+    def __init__(self):
+        self.partial = b""
 
-    def __call__(self):
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                data = f.read()
-        except FileNotFoundError:
-            return
-        self.offset += len(data)
+    def write(self, data: bytes):
         *lines, self.partial = (self.partial + data).split(b"\n")
         for line in lines:
             text = console.notice(line.decode(errors="replace"))
             if text:
                 print(f"ukl: the kernel says: {text}", file=sys.stderr, flush=True)
+
+    def flush(self):
+        pass
 
 
 STOP_GRACE = 3.0     # seconds QEMU gets to exit after SIGTERM before it is killed
@@ -174,7 +171,7 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
     (m.workdir / "qemu.cmd").write_text(shlex.join(m.argv()) + "\n")
     pumps = [_Pump(m.serial(console.STDOUT), stdout), _Pump(m.serial(console.STDERR), stderr),
              _Readiness(m.serial(console.STATUS), [on_ready, m.relay and m.relay.open]),
-             _Notices(m.serial(console.CONSOLE))]
+             _Pump(m.serial(console.CONSOLE), _Notices())]
     stopped = timed_out = False
     try:
         with open(m.workdir / "qemu.log", "wb") as qlog:
