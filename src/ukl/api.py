@@ -7,7 +7,7 @@ from pathlib import Path
 from . import configs
 from .build import kernel, libc, programs
 from .errors import UklError
-from .guest import console, image, net, qemu
+from .guest import console, image, net, qemu, volumes
 from .layout import EXAMPLES, ROOT, RUNS
 
 DEFAULT_TIMEOUT = 180.0
@@ -44,6 +44,7 @@ class Options:
     kernel_args: list = field(default_factory=list)
     plugin: tuple | None = None    # a QEMU TCG plugin and its "key=value" arguments
     cpu: str = "max"               # QEMU's -cpu
+    out: Path | None = None        # the host directory that receives the guest's /out
 
 
 @dataclass
@@ -105,7 +106,7 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
     files = built.files + list(opts.volumes)
     initrd = image.build(work, built.name, built.binary, list(opts.args or prog.args),
                          built.tools, ports=[g for _, g in opts.ports], files=files,
-                         dirs=prog.dirs, services=opts.services)
+                         dirs=prog.dirs, services=opts.services, out=opts.out is not None)
     accel = "tcg" if opts.icount else qemu.choose_accel(lambda: _probe_kvm(built.kernel))
     # Measurements also fix the address-space layout, which otherwise moves
     # page-table and fork costs by a few percent from boot to boot.
@@ -113,15 +114,23 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
              + list(opts.kernel_args))
     return qemu.Machine(built.kernel, initrd, work, smp=opts.smp, accel=accel,
                         icount=opts.icount, disk=opts.disk, cmdline_extra=extra,
-                        relay=net.Relay(list(opts.ports)), plugin=opts.plugin, cpu=opts.cpu)
+                        relay=net.Relay(list(opts.ports)), plugin=opts.plugin, cpu=opts.cpu,
+                        out_tar=work / "out.tar" if opts.out else None)
 
 
 def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_ready=None,
          stop: threading.Event | None = None) -> Result:
-    """Boot a built program; its stdout/stderr go to the given binary streams."""
+    """Boot a built program; its stdout/stderr go to the given binary streams.
+    With opts.out, what the guest left in /out is in that directory afterwards."""
+    if opts.out:
+        volumes.check_out_dir(opts.out)
     m = machine(built, opts)
+    if m.out_tar:
+        m.out_tar.unlink(missing_ok=True)
     result = qemu.boot(m, opts.timeout, stdout=stdout, stderr=stderr, on_ready=on_ready,
                        stop=stop)
+    if m.out_tar:
+        volumes.collect(m.out_tar, opts.out)
     if result.failure:
         console.show_tail(result.console)
         raise UklError(f"{built.name} ({built.config.name}): {result.failure} [console: {result.console}]")

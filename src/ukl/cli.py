@@ -3,6 +3,7 @@ import argparse
 import shlex
 import signal
 import sys
+from pathlib import Path
 
 from . import api, configs
 from .build import fetch, series
@@ -64,6 +65,9 @@ def _parser() -> Parser:
                    help="publish guest TCP port GUEST on the host's 127.0.0.1:HOST (repeatable)")
     r.add_argument("-v", dest="volumes", action="append", default=[], metavar="HOSTPATH:GUESTPATH",
                    help="copy a host file or directory into the guest (repeatable)")
+    r.add_argument("--out", type=Path, metavar="HOSTDIR",
+                   help="what the program leaves in the guest's /out is copied here when it "
+                        "ends (also after a crash)")
     r.add_argument("--dry-run", action="store_true",
                    help="build everything and show the QEMU command, but do not boot")
 
@@ -127,8 +131,10 @@ def _config(args) -> configs.Config:
 def _run(args, prog_args):
     ports = [net.parse_port(p) for p in args.ports]
     net.check_host_ports([h for h, _ in ports])          # before a long build
+    if args.out:
+        volumes.check_out_dir(args.out)
     opts = api.Options(tuple(prog_args), args.smp, args.timeout, ports=ports,
-                       volumes=[volumes.parse_volume(v) for v in args.volumes])
+                       volumes=[volumes.parse_volume(v) for v in args.volumes], out=args.out)
     built = api.build(args.program, _config(args))
     if args.dry_run:
         machine = api.machine(built, opts)

@@ -69,3 +69,9 @@ def test_ukl_cc_refuses_flags_that_cannot_work_in_kernel_code():
 ])
 def test_bad_profile_requests_fail_before_building(args, error):
     assert_one_line_error(ukl(*args), error)
+
+
+def test_out_must_be_a_directory(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    assert_one_line_error(ukl("run", "--out", str(afile), "hello"), "--out", "not a directory")

@@ -29,8 +29,15 @@ env -i {env} {cmd} </dev/null >/dev/{out} 2>/dev/{err}
 status=$?
 echo "ukl: {argv0} exited with status $status"
 echo "{status_line}" >/dev/{status}
-sync
+{collect}sync
 reboot -f
+"""
+# With --out: /out exists for the program, and what it holds when the program
+# ends goes to the host as a tar stream on the virtio port named OUT_PORT.
+OUT_PORT = "ukl.out"
+COLLECT = """for port in /sys/class/virtio-ports/*; do
+  [ "$(cat $port/name)" = {name} ] && tar -C /out -cf /dev/${{port##*/}} .
+done
 """
 
 
@@ -80,12 +87,14 @@ PASSWD = b"root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/
 GROUP = b"root:x:0:\nnogroup:x:65534:\n"
 
 
-def init_script(argv: list[str], ports=(), services=()) -> str:
+def init_script(argv: list[str], ports=(), services=(), out=False) -> str:
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in GUEST_ENV.items())
     readiness = READINESS.format(ports=" ".join(f"{p:04X}" for p in ports),
                                  status=console.STATUS, ready=console.READY) if ports else ""
     started = "".join(f"{shlex.join(cmd)} </dev/null >/dev/null 2>&1 &\n" for cmd in services)
-    return INIT.format(out=console.STDOUT, err=console.STDERR, status=console.STATUS,
+    if out:
+        started = "mkdir -m 1777 /out\n" + started
+    return INIT.format(collect=COLLECT.format(name=OUT_PORT) if out else "", out=console.STDOUT, err=console.STDERR, status=console.STATUS,
                        status_line=console.STATUS_LINE.format(status="$status"),
                        argv0=shlex.quote(argv[0]), env=env, cmd=shlex.join(argv),
                        readiness=readiness, services=started)
@@ -118,13 +127,14 @@ def _add_tree(cpio: "Cpio", host: Path, guest: str, made: set):
 
 def build(dest: Path, program_name: str, program: bytes, args: list[str],
           tools: dict[str, bytes] | None = None, ports=(), files=(), dirs=(),
-          services=()) -> Path:
+          services=(), out=False) -> Path:
     """Write <dest>/initramfs.cpio.gz running /app/<program_name> with args.
 
     TOOLS maps names to ordinary executables installed in /bin; FILES are
     (host path, guest path) pairs copied in, DIRS empty guest directories;
     the guest reports when every TCP port in PORTS listens; SERVICES are
-    commands started in the background before the program."""
+    commands started in the background before the program; with OUT, /out
+    is sent to the host when the program ends."""
     busybox = fetch.unpack("busybox") / "bin" / "busybox"
     cpio = Cpio()
     made = {"bin", "dev", "proc", "sys", "tmp", "app", "etc"}
@@ -141,7 +151,7 @@ def build(dest: Path, program_name: str, program: bytes, args: list[str],
     for host, guest in files:
         _add_tree(cpio, Path(host), guest, made)
     argv = [f"/app/{program_name}", *args]
-    cpio.file("init", init_script(argv, ports, services).encode())
+    cpio.file("init", init_script(argv, ports, services, out).encode())
     cpio.file(f"app/{program_name}", program)
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / "initramfs.cpio.gz"

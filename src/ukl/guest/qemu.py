@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import console, net
+from .image import OUT_PORT
 from ..build import steps
 from ..errors import UklError
 from ..layout import OUT
@@ -33,6 +34,7 @@ class Machine:
     # connection to QEMU's forward of the guest port on a private host port.
     relay: net.Relay | None = field(default=None, compare=False)
     plugin: tuple | None = None     # (a TCG plugin's shared object, its "key=value" arguments)
+    out_tar: Path | None = None     # where the guest's /out arrives (image.OUT_PORT)
 
     def serial(self, port: str) -> Path:
         return self.workdir / f"{port}.log"
@@ -55,6 +57,10 @@ class Machine:
             argv += ["-plugin", ",".join([f"file={path}", *args])]
         if self.disk:
             argv += ["-drive", f"file={self.disk},if=virtio,format=raw"]
+        if self.out_tar:
+            argv += ["-device", "virtio-serial-pci,id=uklser",
+                     "-chardev", f"file,id=uklout,path={self.out_tar}",
+                     "-device", f"virtserialport,bus=uklser.0,chardev=uklout,name={OUT_PORT}"]
         # User-mode networking: the guest is 10.0.2.15; published ports listen
         # on the host's loopback only.
         forwards = self.relay.forwards if self.relay else []

@@ -1,6 +1,8 @@
 """Host files and directories given to the guest (-v HOSTPATH:GUESTPATH): copied
-into its initramfs before the program starts."""
-from pathlib import Path
+into its initramfs before the program starts; and what the guest leaves in
+/out, brought back (--out HOSTDIR)."""
+import tarfile
+from pathlib import Path, PurePosixPath
 
 from ..errors import UklError
 
@@ -16,3 +18,24 @@ def parse_volume(spec: str) -> tuple[Path, str]:
     if not path.exists():
         raise UklError(f"-v {spec}: {host} does not exist")
     return path.resolve(), guest
+
+
+def check_out_dir(path: Path):
+    """--out HOSTDIR: a directory, made if missing; fail before boot otherwise."""
+    if path.exists() and not path.is_dir():
+        raise UklError(f"--out {path}: not a directory")
+
+
+def collect(tar: Path, dest: Path) -> list[str]:
+    """Unpack the guest's /out (a tar stream) into DEST; return the names.
+    Only regular files and directories below DEST are taken."""
+    if not tar.exists() or tar.stat().st_size == 0:
+        return []
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(tar) as t:
+        members = [m for m in t.getmembers() if (m.isfile() or m.isdir()) and
+                   not PurePosixPath(m.name).is_absolute() and ".." not in PurePosixPath(m.name).parts]
+        for m in members:
+            m.mode = (m.mode & 0o777) | (0o700 if m.isdir() else 0o600)
+        t.extractall(dest, members=members)
+    return [m.name for m in members if m.isfile()]
