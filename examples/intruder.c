@@ -100,16 +100,22 @@ static int seize(const char *tid)
 	return 0;
 }
 
-static int drop_cap(int cap)
+/* Raise CAP in the effective set, or drop it from every set. */
+static int set_cap(int cap, int raise)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2];
+	struct __user_cap_data_struct data[2], *d = &data[cap / 32];
+	unsigned int bit = 1u << cap % 32;
 
 	if (syscall(SYS_capget, &hdr, data))
 		return -1;
-	data[cap / 32].effective &= ~(1u << cap % 32);
-	data[cap / 32].permitted &= ~(1u << cap % 32);
-	data[cap / 32].inheritable &= ~(1u << cap % 32);
+	if (raise) {
+		d->effective |= bit;
+	} else {
+		d->effective &= ~bit;
+		d->permitted &= ~bit;
+		d->inheritable &= ~bit;
+	}
 	return syscall(SYS_capset, &hdr, data);
 }
 
@@ -130,14 +136,9 @@ static int traced(void)
 
 static int keep_admin_as_1000(void)
 {
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2];
-
-	if (prctl(PR_SET_KEEPCAPS, 1) || setgid(1000) || setuid(1000) ||
-	    syscall(SYS_capget, &hdr, data))
+	if (prctl(PR_SET_KEEPCAPS, 1) || setgid(1000) || setuid(1000))
 		return -1;
-	data[CAP_SYS_ADMIN / 32].effective |= 1u << CAP_SYS_ADMIN % 32;
-	return syscall(SYS_capset, &hdr, data);
+	return set_cap(CAP_SYS_ADMIN, 1);
 }
 
 static int launch(const char *how, char **argv)
@@ -159,7 +160,7 @@ static int trace(pid_t pid)
 {
 	int status;
 
-	if (drop_cap(CAP_SYS_ADMIN)) {
+	if (set_cap(CAP_SYS_ADMIN, 0)) {
 		perror("dropping CAP_SYS_ADMIN");
 		return 1;
 	}
