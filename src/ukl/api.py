@@ -45,6 +45,7 @@ class Options:
     plugin: tuple | None = None    # a QEMU TCG plugin and its "key=value" arguments
     cpu: str = "max"               # QEMU's -cpu
     out: Path | None = None        # the host directory that receives the guest's /out
+    stop: qemu.Stop | None = None  # delivers the host's SIGTERM and SIGINT to the program
 
 
 @dataclass
@@ -106,7 +107,8 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
     files = built.files + list(opts.volumes)
     initrd = image.build(work, built.name, built.binary, list(opts.args or prog.args),
                          built.tools, ports=[g for _, g in opts.ports], files=files,
-                         dirs=prog.dirs, services=opts.services, out=opts.out is not None)
+                         dirs=prog.dirs, services=opts.services, out=opts.out is not None,
+                         control=opts.stop is not None)
     accel = "tcg" if opts.icount else qemu.choose_accel(lambda: _probe_kvm(built.kernel))
     # Measurements also fix the address-space layout, which otherwise moves
     # page-table and fork costs by a few percent from boot to boot.
@@ -115,7 +117,8 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
     return qemu.Machine(built.kernel, initrd, work, smp=opts.smp, accel=accel,
                         icount=opts.icount, disk=opts.disk, cmdline_extra=extra,
                         relay=net.Relay(list(opts.ports)), plugin=opts.plugin, cpu=opts.cpu,
-                        out_tar=work / "out.tar" if opts.out else None)
+                        out_tar=work / "out.tar" if opts.out else None,
+                        control=opts.stop is not None)
 
 
 def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_ready=None,
@@ -128,7 +131,7 @@ def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_r
     if m.out_tar:
         m.out_tar.unlink(missing_ok=True)
     result = qemu.boot(m, opts.timeout, stdout=stdout, stderr=stderr, on_ready=on_ready,
-                       stop=stop)
+                       stop=stop, stop_by_signal=opts.stop)
     if m.out_tar:
         volumes.collect(m.out_tar, opts.out)
     if result.failure:

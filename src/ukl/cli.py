@@ -1,5 +1,6 @@
 """The `ukl` command."""
 import argparse
+import dataclasses
 import shlex
 import signal
 import sys
@@ -8,7 +9,7 @@ from pathlib import Path
 from . import api, configs
 from .build import fetch, series
 from .errors import UklError
-from .guest import console, net, volumes
+from .guest import console, net, qemu, volumes
 from .measure import bench, profile, serverbench
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
@@ -30,6 +31,16 @@ def _positive(what: str):
             raise argparse.ArgumentTypeError(f"must be a positive number of {what}, not {text!r}")
         return int(text)
     return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
 
 
 class Parser(argparse.ArgumentParser):
@@ -68,6 +79,10 @@ def _parser() -> Parser:
     r.add_argument("--out", type=Path, metavar="HOSTDIR",
                    help="what the program leaves in the guest's /out is copied here when it "
                         "ends (also after a crash)")
+    r.add_argument("--stop-timeout", type=_seconds, default=10.0, metavar="SECONDS",
+                   help="SIGTERM or SIGINT goes to the program as the same signal; the guest "
+                        "is killed if it has not exited after this long (default %(default)g), "
+                        "or at a second signal")
     r.add_argument("--dry-run", action="store_true",
                    help="build everything and show the QEMU command, but do not boot")
 
@@ -136,6 +151,8 @@ def _run(args, prog_args):
     opts = api.Options(tuple(prog_args), args.smp, args.timeout, ports=ports,
                        volumes=[volumes.parse_volume(v) for v in args.volumes], out=args.out)
     built = api.build(args.program, _config(args))
+    stop = qemu.Stop(built.name, args.stop_timeout)
+    opts = dataclasses.replace(opts, stop=stop)
     if args.dry_run:
         machine = api.machine(built, opts)
         machine.relay.close()
@@ -144,8 +161,14 @@ def _run(args, prog_args):
     published = ", ".join(f"127.0.0.1:{h} -> guest port {g}" for h, g in ports)
     ready = lambda: print(f"ukl: {built.name} is ready: {published}", file=sys.stderr,
                           flush=True)
+    # From here a signal asks the program to stop, as `docker stop` does.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda signum, frame: stop.ask(signum))
     result = api.boot(built, opts, stdout=sys.stdout.buffer, stderr=sys.stderr.buffer,
                       on_ready=ready)
+    if stop.killed:
+        print(f"ukl: {stop.killed}: killed the guest (exit 137)", file=sys.stderr)
+        sys.exit(137)
     if result.status is not None and result.status > 128:
         _report_crash(built.name, result)
     sys.exit(result.status)

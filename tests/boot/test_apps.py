@@ -140,7 +140,8 @@ def test_fio(config, runs):
 
 
 def test_echo_server_readiness_and_sigterm(config):
-    """Through the command line: the readiness line, 1000 round trips, then SIGTERM -> 143."""
+    """Through the command line: the readiness line, 1000 round trips, then SIGTERM,
+    which kills echo in the guest: 143."""
     port = net.free_port()
     cmd = [sys.executable, "-m", "ukl.cli", "run", "echo", "-p", f"{port}:7"]
     if config == "baseline":
@@ -157,9 +158,11 @@ def test_echo_server_readiness_and_sigterm(config):
             for i in range(1000):
                 s.sendall(f"round trip {i}\n".encode())
                 assert f.readline() == f"round trip {i}\n".encode()
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signal.SIGTERM)         # echo keeps the default action
         assert proc.wait(30) == 143
-        assert "ukl: terminated" in proc.stderr.read()
+        err = proc.stderr.read()
+        assert "ukl: sent SIGTERM to echo" in err
+        assert "ukl: echo was killed by SIGTERM (exit 143)" in err
     finally:
         proc.kill()
         proc.wait()

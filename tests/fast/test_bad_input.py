@@ -40,6 +40,7 @@ def test_missing_dependency(tmp_path):
     (["-p", "8080:70000"], "'70000' is not a TCP port number"),
     (["-v", "/no/such/path:/data"], "-v /no/such/path:/data: /no/such/path does not exist"),
     (["-v", "/tmp:data"], "the guest path 'data' is not absolute"),
+    (["--stop-timeout", "0"], "must be a positive number of seconds, not '0'"),
 ])
 def test_bad_run_options_fail_before_building(option, error):
     assert_one_line_error(ukl("run", "hello", *option), error)

@@ -1,5 +1,6 @@
 """The fast tier: no kernel, no C library, no guest.  `pytest -m "not boot"` runs these."""
 import gzip
+import signal
 import socket
 import subprocess
 from pathlib import Path
@@ -316,3 +317,35 @@ def test_a_program_needing_a_kernel_part_the_kernel_lacks_is_refused_by_name():
     with pytest.raises(UklError, match=r"needs __ukl_shortcuts, which the ukl kernel does not "
                                        r"have \(built without CONFIG_UKL_SHORTCUTS\)"):
         kernel.check_interface({"__ukl_syscall", "__ukl_shortcuts"}, abi, "ukl")
+
+
+def test_the_control_port_carries_signals_to_the_program(tmp_path):
+    """With a stop, QEMU gets the control port on a socket in the run directory,
+    and /init kills the program with each signal named on it; without, neither."""
+    argv = qemu.Machine(Path("k"), Path("i"), tmp_path, control=True).argv()
+    assert (f"socket,id=uklctl,path={tmp_path / qemu.CONTROL},server=on,wait=off"
+            in argv)
+    assert f"virtserialport,bus=uklser.0,chardev=uklctl,name={image.CONTROL_PORT}" in argv
+    init = image.init_script(["/app/srv"], control=True)
+    assert f'kill -s "$sig" "$(cat {image.PIDFILE})"' in init
+    assert f"sh -c 'echo $$ >{image.PIDFILE}; exec \"$@\"'" in init
+    assert "uklctl" not in qemu.Machine(Path("k"), Path("i"), tmp_path).argv()
+    assert "kill -s" not in image.init_script(["/app/srv"])
+
+
+def test_a_stop_sends_the_first_signal_and_kills_at_the_second(tmp_path):
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "ctl"))
+    server.listen(1)
+    stop = qemu.Stop("srv", 10)
+    stop.connect(tmp_path / "ctl")
+    conn, _ = server.accept()
+    assert not stop.must_kill()                    # nothing asked
+    stop.ask(signal.SIGTERM)
+    assert not stop.must_kill()
+    assert conn.recv(100) == b"TERM\n"
+    stop.ask(signal.SIGINT)
+    assert stop.must_kill() and stop.killed == "a second SIGINT"
+    stop.close()
+    conn.close()
+    server.close()

@@ -21,11 +21,12 @@ INIT = """#!/bin/busybox sh
 export PATH=/bin
 ip link set lo up
 ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 && ip route add default via 10.0.2.2
-{services}{readiness}stty -F /dev/{out} raw -echo
+mkdir -p /run
+{services}{readiness}{control}stty -F /dev/{out} raw -echo
 stty -F /dev/{err} raw -echo
 cd /tmp
 echo "ukl: starting {argv0}"
-env -i {env} {cmd} </dev/null >/dev/{out} 2>/dev/{err}
+sh -c 'echo $$ >{pidfile}; exec "$@"' {argv0} env -i {env} {cmd} </dev/null >/dev/{out} 2>/dev/{err}
 status=$?
 echo "ukl: {argv0} exited with status $status"
 echo "{status_line}" >/dev/{status}
@@ -37,6 +38,19 @@ reboot -f
 OUT_PORT = "ukl.out"
 COLLECT = """for port in /sys/class/virtio-ports/*; do
   [ "$(cat $port/name)" = {name} ] && tar -C /out -cf /dev/${{port##*/}} .
+done
+"""
+# With a stop timeout: each line the host writes on the virtio port named
+# CONTROL_PORT is a signal's name, sent to the program (whose pid the shell
+# that execs it leaves in PIDFILE).  A read before the host has connected
+# returns end-of-file, hence the outer loop.
+CONTROL_PORT = "ukl.ctl"
+PIDFILE = "/run/ukl-program.pid"
+CONTROL = """for port in /sys/class/virtio-ports/*; do
+  [ "$(cat $port/name)" = {name} ] && while :; do
+    while read -r sig; do kill -s "$sig" "$(cat {pidfile})"; done </dev/${{port##*/}}
+    sleep 1
+  done &
 done
 """
 
@@ -87,14 +101,16 @@ PASSWD = b"root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/
 GROUP = b"root:x:0:\nnogroup:x:65534:\n"
 
 
-def init_script(argv: list[str], ports=(), services=(), out=False) -> str:
+def init_script(argv: list[str], ports=(), services=(), out=False, control=False) -> str:
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in GUEST_ENV.items())
     readiness = READINESS.format(ports=" ".join(f"{p:04X}" for p in ports),
                                  status=console.STATUS, ready=console.READY) if ports else ""
     started = "".join(f"{shlex.join(cmd)} </dev/null >/dev/null 2>&1 &\n" for cmd in services)
     if out:
         started = "mkdir -m 1777 /out\n" + started
-    return INIT.format(collect=COLLECT.format(name=OUT_PORT) if out else "", out=console.STDOUT, err=console.STDERR, status=console.STATUS,
+    return INIT.format(collect=COLLECT.format(name=OUT_PORT) if out else "",
+                       control=CONTROL.format(name=CONTROL_PORT, pidfile=PIDFILE) if control else "",
+                       pidfile=PIDFILE, out=console.STDOUT, err=console.STDERR, status=console.STATUS,
                        status_line=console.STATUS_LINE.format(status="$status"),
                        argv0=shlex.quote(argv[0]), env=env, cmd=shlex.join(argv),
                        readiness=readiness, services=started)
@@ -127,14 +143,15 @@ def _add_tree(cpio: "Cpio", host: Path, guest: str, made: set):
 
 def build(dest: Path, program_name: str, program: bytes, args: list[str],
           tools: dict[str, bytes] | None = None, ports=(), files=(), dirs=(),
-          services=(), out=False) -> Path:
+          services=(), out=False, control=False) -> Path:
     """Write <dest>/initramfs.cpio.gz running /app/<program_name> with args.
 
     TOOLS maps names to ordinary executables installed in /bin; FILES are
     (host path, guest path) pairs copied in, DIRS empty guest directories;
     the guest reports when every TCP port in PORTS listens; SERVICES are
     commands started in the background before the program; with OUT, /out
-    is sent to the host when the program ends."""
+    is sent to the host when the program ends; with CONTROL, the host may
+    signal the program (CONTROL_PORT)."""
     busybox = fetch.unpack("busybox") / "bin" / "busybox"
     cpio = Cpio()
     made = {"bin", "dev", "proc", "sys", "tmp", "app", "etc"}
@@ -151,7 +168,7 @@ def build(dest: Path, program_name: str, program: bytes, args: list[str],
     for host, guest in files:
         _add_tree(cpio, Path(host), guest, made)
     argv = [f"/app/{program_name}", *args]
-    cpio.file("init", init_script(argv, ports, services, out).encode())
+    cpio.file("init", init_script(argv, ports, services, out, control).encode())
     cpio.file(f"app/{program_name}", program)
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / "initramfs.cpio.gz"

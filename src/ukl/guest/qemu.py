@@ -1,6 +1,7 @@
 """Boot a kernel and initramfs under QEMU, with the program's output on its own channels."""
 import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import console, net
-from .image import OUT_PORT
+from .image import CONTROL_PORT, OUT_PORT
 from ..build import steps
 from ..errors import UklError
 from ..layout import OUT
@@ -35,6 +36,7 @@ class Machine:
     relay: net.Relay | None = field(default=None, compare=False)
     plugin: tuple | None = None     # (a TCG plugin's shared object, its "key=value" arguments)
     out_tar: Path | None = None     # where the guest's /out arrives (image.OUT_PORT)
+    control: bool = False           # the host may signal the program (image.CONTROL_PORT)
 
     def serial(self, port: str) -> Path:
         return self.workdir / f"{port}.log"
@@ -57,10 +59,14 @@ class Machine:
             argv += ["-plugin", ",".join([f"file={path}", *args])]
         if self.disk:
             argv += ["-drive", f"file={self.disk},if=virtio,format=raw"]
+        if self.out_tar or self.control:
+            argv += ["-device", "virtio-serial-pci,id=uklser"]
         if self.out_tar:
-            argv += ["-device", "virtio-serial-pci,id=uklser",
-                     "-chardev", f"file,id=uklout,path={self.out_tar}",
+            argv += ["-chardev", f"file,id=uklout,path={self.out_tar}",
                      "-device", f"virtserialport,bus=uklser.0,chardev=uklout,name={OUT_PORT}"]
+        if self.control:
+            argv += ["-chardev", f"socket,id=uklctl,path={self.workdir / CONTROL},server=on,wait=off",
+                     "-device", f"virtserialport,bus=uklser.0,chardev=uklctl,name={CONTROL_PORT}"]
         # User-mode networking: the guest is 10.0.2.15; published ports listen
         # on the host's loopback only.
         forwards = self.relay.forwards if self.relay else []
@@ -80,6 +86,7 @@ class Boot:
 
 
 MONITOR = "monitor.sock"       # QEMU's human monitor, in the run directory
+CONTROL = "control.sock"       # the guest's control port (image.CONTROL_PORT)
 
 
 def monitor(workdir: Path, command: str, timeout: float = 10) -> str:
@@ -142,6 +149,56 @@ class _Notices:
 STOP_GRACE = 3.0     # seconds QEMU gets to exit after SIGTERM before it is killed
 
 
+class Stop:
+    """Signals that ask the program in the guest to stop, as the host gets
+    them: the first goes to the program, as the same signal; a second, or
+    TIMEOUT seconds without an exit, kills the guest (as `docker stop`)."""
+
+    def __init__(self, name: str, timeout: float):
+        self.name, self.timeout = name, timeout
+        self.asked: list[tuple[signal.Signals, float]] = []
+        self.killed: str | None = None      # why the guest was killed, if it was
+        self._conn: socket.socket | None = None
+        self._sent = False
+
+    def ask(self, sig: int):
+        self.asked.append((signal.Signals(sig), time.monotonic()))
+
+    def connect(self, path: Path):
+        """Hold the control port open, so that the guest's reads wait for lines."""
+        if self._conn is None and path.exists():
+            conn = socket.socket(socket.AF_UNIX)
+            try:
+                conn.connect(str(path))
+                self._conn = conn
+            except OSError:
+                conn.close()
+
+    def must_kill(self) -> bool:
+        """Deliver what was asked; whether the guest must be killed now."""
+        if not self.asked:
+            return False
+        sig, since = self.asked[0]
+        if len(self.asked) > 1:
+            self.killed = f"a second {self.asked[1][0].name}"
+        elif time.monotonic() - since > self.timeout:
+            self.killed = f"{self.name} did not exit within {self.timeout:g}s of {sig.name}"
+        elif not self._sent:
+            self._sent = True
+            try:
+                self._conn.sendall(sig.name.removeprefix("SIG").encode() + b"\n")
+            except (AttributeError, OSError):
+                self.killed = f"{self.name} could not be sent {sig.name}"
+                return True
+            print(f"ukl: sent {sig.name} to {self.name}; waiting up to {self.timeout:g}s "
+                  f"(again to kill it now)", file=sys.stderr, flush=True)
+        return self.killed is not None
+
+    def close(self):
+        if self._conn is not None:
+            self._conn.close()
+
+
 def _stop(proc: subprocess.Popen) -> None:
     proc.terminate()
     try:
@@ -167,9 +224,10 @@ class _Readiness:
 
 
 def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
-         stop: threading.Event | None = None) -> Boot:
+         stop: threading.Event | None = None, stop_by_signal: Stop | None = None) -> Boot:
     """Boot M until the guest powers off, TIMEOUT passes or STOP is set.
-    ON_READY is called once when every published guest port listens."""
+    ON_READY is called once when every published guest port listens;
+    STOP_BY_SIGNAL delivers the host's signals to the program (M.control)."""
     need("qemu-system-x86_64")
     m.workdir.mkdir(parents=True, exist_ok=True)
     for port in console.CHANNELS:
@@ -193,6 +251,11 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
                     if stop is not None and stop.is_set():
                         stopped = True
                         break
+                    if stop_by_signal is not None:
+                        stop_by_signal.connect(m.workdir / CONTROL)
+                        if stop_by_signal.must_kill():
+                            stopped = True
+                            break
                     if time.monotonic() > deadline:
                         timed_out = True
                         break
@@ -202,6 +265,8 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
                     _stop(proc)
                 proc.wait()
     finally:
+        if stop_by_signal is not None:
+            stop_by_signal.close()
         if m.relay:
             m.relay.close()
     for pump in pumps:

@@ -31,11 +31,15 @@ def collect(tar: Path, dest: Path) -> list[str]:
     Only regular files and directories below DEST are taken."""
     if not tar.exists() or tar.stat().st_size == 0:
         return []
-    dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(tar) as t:
-        members = [m for m in t.getmembers() if (m.isfile() or m.isdir()) and
-                   not PurePosixPath(m.name).is_absolute() and ".." not in PurePosixPath(m.name).parts]
-        for m in members:
-            m.mode = (m.mode & 0o777) | (0o700 if m.isdir() else 0o600)
-        t.extractall(dest, members=members)
+    try:
+        with tarfile.open(tar) as t:
+            members = [m for m in t.getmembers() if (m.isfile() or m.isdir()) and
+                       not PurePosixPath(m.name).is_absolute() and
+                       ".." not in PurePosixPath(m.name).parts]
+            for m in members:
+                m.mode = (m.mode & 0o777) | (0o700 if m.isdir() else 0o600)
+            dest.mkdir(parents=True, exist_ok=True)
+            t.extractall(dest, members=members)
+    except tarfile.TarError as e:
+        raise UklError(f"--out {dest}: the guest's /out arrived cut short ({e})") from None
     return [m.name for m in members if m.isfile()]
