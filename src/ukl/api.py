@@ -7,7 +7,7 @@ from pathlib import Path
 from . import configs
 from .build import kernel, libc, programs
 from .errors import UklError
-from .guest import console, image, net, qemu, volumes
+from .guest import console, image, net, qemu, tracing, volumes
 from .layout import EXAMPLES, ROOT, RUNS
 
 DEFAULT_TIMEOUT = 180.0
@@ -24,6 +24,8 @@ class Built:
     binary: bytes        # what goes to /app/<name>
     tools: dict          # ordinary executables for /bin, by name
     files: list = field(default_factory=list)   # (host path, guest path) the program needs
+    vmlinux: Path | None = None    # the booted kernel's ELF, with symbols
+    elf: Path | None = None        # the program's ELF, with symbols, as it runs
 
     @property
     def name(self) -> str:
@@ -46,6 +48,8 @@ class Options:
     cpu: str = "max"               # QEMU's -cpu
     out: Path | None = None        # the host directory that receives the guest's /out
     stop: qemu.Stop | None = None  # delivers the host's SIGTERM and SIGINT to the program
+    ftrace: tuple = ()             # kernel functions to trace into out/ftrace.txt
+    core: bool = False             # a crash leaves out/core, beside out/program
 
 
 @dataclass
@@ -75,13 +79,16 @@ def build(program: str | programs.Program, config: "str | configs.Config" = "ukl
     tree = programs.built_tree(prog, cfg.kind)
     files = [(tree / src, guest) for guest, src in prog.files.items()]
     if cfg.kernel == "baseline":
-        return Built(prog, cfg, kernel.build("baseline"), binary.read_bytes(), tools, files)
+        return Built(prog, cfg, kernel.build("baseline"), binary.read_bytes(), tools, files,
+                     kernel.build_dir("baseline") / "vmlinux", binary)
     if cfg.ukl:
         image_, payload = kernel.link(binary, prog.name, cfg.kernel), image.ukl_marker(prog.name)
+        vmlinux, elf = image_.parent / "vmlinux", image_.parent / "app.elf"
     else:                           # an ordinary program on the UKL kernel
         image_, payload = kernel.build(cfg.kernel), binary.read_bytes()
+        vmlinux, elf = kernel.build_dir(cfg.kernel) / "vmlinux", binary
     configs.check_kernel(cfg, kernel.config_values(cfg.kernel))
-    return Built(prog, cfg, image_, payload, tools, files)
+    return Built(prog, cfg, image_, payload, tools, files, vmlinux, elf)
 
 
 def _probe_kvm(kernel_image: Path) -> bool:
@@ -108,7 +115,7 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
     initrd = image.build(work, built.name, built.binary, list(opts.args or prog.args),
                          built.tools, ports=[g for _, g in opts.ports], files=files,
                          dirs=prog.dirs, services=opts.services, out=opts.out is not None,
-                         control=opts.stop is not None)
+                         control=opts.stop is not None, ftrace=opts.ftrace, core=opts.core)
     accel = "tcg" if opts.icount else qemu.choose_accel(lambda: _probe_kvm(built.kernel))
     # Measurements also fix the address-space layout, which otherwise moves
     # page-table and fork costs by a few percent from boot to boot.
@@ -127,6 +134,7 @@ def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_r
     With opts.out, what the guest left in /out is in that directory afterwards."""
     if opts.out:
         volumes.check_out_dir(opts.out)
+    tracing.check(built, opts.ftrace, opts.core, opts.out)
     m = machine(built, opts)
     if m.out_tar:
         m.out_tar.unlink(missing_ok=True)
@@ -134,6 +142,7 @@ def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_r
                        stop=stop, stop_by_signal=opts.stop)
     if m.out_tar:
         volumes.collect(m.out_tar, opts.out)
+        tracing.finish(built, opts.ftrace, opts.core, opts.out)
     if result.failure:
         console.show_tail(result.console)
         raise UklError(f"{built.name} ({built.config.name}): {result.failure} [console: {result.console}]")

@@ -79,6 +79,12 @@ def _parser() -> Parser:
     r.add_argument("--out", type=Path, metavar="HOSTDIR",
                    help="what the program leaves in the guest's /out is copied here when it "
                         "ends (also after a crash)")
+    r.add_argument("--ftrace", metavar="FUNCTIONS", default="",
+                   help="trace these kernel functions (comma-separated) with function_graph, "
+                        "and who called them, into HOSTDIR/ftrace.txt (needs --out)")
+    r.add_argument("--core", action="store_true",
+                   help="a crash leaves HOSTDIR/core, beside the program's ELF as "
+                        "HOSTDIR/program (needs --out)")
     r.add_argument("--stop-timeout", type=_seconds, default=10.0, metavar="SECONDS",
                    help="SIGTERM or SIGINT goes to the program as the same signal; the guest "
                         "is killed if it has not exited after this long (default %(default)g), "
@@ -148,8 +154,13 @@ def _run(args, prog_args):
     net.check_host_ports([h for h, _ in ports])          # before a long build
     if args.out:
         volumes.check_out_dir(args.out)
+    ftrace = tuple(f for f in args.ftrace.split(",") if f)
+    for flag, wanted in (("--ftrace", ftrace), ("--core", args.core)):
+        if wanted and not args.out:
+            raise UklError(f"{flag} needs --out HOSTDIR to bring its files out")
     opts = api.Options(tuple(prog_args), args.smp, args.timeout, ports=ports,
-                       volumes=[volumes.parse_volume(v) for v in args.volumes], out=args.out)
+                       volumes=[volumes.parse_volume(v) for v in args.volumes], out=args.out,
+                       ftrace=ftrace, core=args.core)
     built = api.build(args.program, _config(args))
     stop = qemu.Stop(built.name, args.stop_timeout)
     opts = dataclasses.replace(opts, stop=stop)

@@ -41,6 +41,8 @@ def test_missing_dependency(tmp_path):
     (["-v", "/no/such/path:/data"], "-v /no/such/path:/data: /no/such/path does not exist"),
     (["-v", "/tmp:data"], "the guest path 'data' is not absolute"),
     (["--stop-timeout", "0"], "must be a positive number of seconds, not '0'"),
+    (["--ftrace", "ksys_write"], "--ftrace needs --out HOSTDIR"),
+    (["--core"], "--core needs --out HOSTDIR"),
 ])
 def test_bad_run_options_fail_before_building(option, error):
     assert_one_line_error(ukl("run", "hello", *option), error)

@@ -349,3 +349,30 @@ def test_a_stop_sends_the_first_signal_and_kills_at_the_second(tmp_path):
     stop.close()
     conn.close()
     server.close()
+
+
+def test_ftrace_and_core_set_up_the_guest_around_the_program():
+    """--ftrace: tracefs set up before the program, the tracer started by the
+    shell that execs it (so only its pid is traced), the trace copied to /out
+    after it; --core: the core pattern and limit; neither without the option."""
+    init = image.init_script(["/app/p"], out=True, ftrace=("ksys_write", "tcp_sendmsg"),
+                             core=True)
+    t = image.TRACEFS
+    assert f"echo ksys_write tcp_sendmsg >{t}/set_graph_function" in init
+    assert f'echo "$f:stacktrace" >>{t}/set_ftrace_filter' in init
+    start = f"echo $$ >{t}/set_ftrace_pid; echo function_graph >{t}/current_tracer; exec"
+    assert start in init
+    assert init.index(start) < init.index(f"cat {t}/trace >/out/ftrace.txt")
+    assert init.index("ulimit -c unlimited") < init.index("exec \"$@\"")
+    assert "echo /out/core >/proc/sys/kernel/core_pattern" in init
+    plain = image.init_script(["/app/p"], out=True)
+    assert "tracing" not in plain and "core_pattern" not in plain
+
+
+def test_program_frames_in_a_trace_are_named(tmp_path):
+    from ukl.guest import tracing
+    trace = tmp_path / "ftrace.txt"
+    trace.write_text(" => ksys_write\n => 0x401010\n => 0xffffffff81000000\n")
+    tracing._name_program_frames(trace, [(0x401000, "main"), (0x401100, "write")])
+    assert trace.read_text().splitlines() == [
+        " => ksys_write", " => 0x401010 <main+0x10> [program]", " => 0xffffffff81000000"]

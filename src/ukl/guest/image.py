@@ -26,10 +26,10 @@ mkdir -p /run
 stty -F /dev/{err} raw -echo
 cd /tmp
 echo "ukl: starting {argv0}"
-sh -c 'echo $$ >{pidfile}; exec "$@"' {argv0} env -i {env} {cmd} </dev/null >/dev/{out} 2>/dev/{err}
+{core}sh -c 'echo $$ >{pidfile}; {trace_start}exec "$@"' {argv0} env -i {env} {cmd} </dev/null >/dev/{out} 2>/dev/{err}
 status=$?
 echo "ukl: {argv0} exited with status $status"
-echo "{status_line}" >/dev/{status}
+{trace_end}echo "{status_line}" >/dev/{status}
 {collect}sync
 reboot -f
 """
@@ -91,6 +91,25 @@ class Cpio:
         return gzip.compress(self.buf.getvalue(), mtime=0)
 
 
+# With --ftrace: function_graph under the given kernel functions, and a stack
+# trace at each of their calls (who called them), for the program's process
+# and what it starts; the trace goes to /out when it ends.
+TRACEFS = "/sys/kernel/tracing"
+TRACE_SETUP = """mount -t tracefs tracefs {t}
+echo {funcs} >{t}/set_graph_function
+for f in {funcs}; do echo "$f:stacktrace" >>{t}/set_ftrace_filter; done
+echo 1 >{t}/options/function-fork
+"""
+TRACE_START = "echo $$ >{t}/set_ftrace_pid; echo function_graph >{t}/current_tracer; "
+TRACE_END = """echo 0 >{t}/tracing_on
+cat {t}/trace >/out/{name}
+"""
+TRACE_FILE = "ftrace.txt"
+# With --core: a crash leaves /out/core.
+CORE = """echo /out/core >/proc/sys/kernel/core_pattern
+ulimit -c unlimited
+"""
+
 # Until every port listens (state 0A in /proc/net/tcp), then one line for the host.
 READINESS = """(for port in {ports}; do
   until grep -q "^ *[0-9]*: [0-9A-F]*:$port [0-9A-F:]* 0A " /proc/net/tcp; do sleep 0.1; done
@@ -101,14 +120,21 @@ PASSWD = b"root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/
 GROUP = b"root:x:0:\nnogroup:x:65534:\n"
 
 
-def init_script(argv: list[str], ports=(), services=(), out=False, control=False) -> str:
+def init_script(argv: list[str], ports=(), services=(), out=False, control=False,
+                ftrace=(), core=False) -> str:
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in GUEST_ENV.items())
     readiness = READINESS.format(ports=" ".join(f"{p:04X}" for p in ports),
                                  status=console.STATUS, ready=console.READY) if ports else ""
     started = "".join(f"{shlex.join(cmd)} </dev/null >/dev/null 2>&1 &\n" for cmd in services)
+    funcs = shlex.join(ftrace)
+    if ftrace:
+        started = TRACE_SETUP.format(t=TRACEFS, funcs=funcs) + started
     if out:
         started = "mkdir -m 1777 /out\n" + started
-    return INIT.format(collect=COLLECT.format(name=OUT_PORT) if out else "",
+    return INIT.format(core=CORE if core else "",
+                       trace_start=TRACE_START.format(t=TRACEFS) if ftrace else "",
+                       trace_end=TRACE_END.format(t=TRACEFS, name=TRACE_FILE) if ftrace else "",
+                       collect=COLLECT.format(name=OUT_PORT) if out else "",
                        control=CONTROL.format(name=CONTROL_PORT, pidfile=PIDFILE) if control else "",
                        pidfile=PIDFILE, out=console.STDOUT, err=console.STDERR, status=console.STATUS,
                        status_line=console.STATUS_LINE.format(status="$status"),
@@ -143,7 +169,7 @@ def _add_tree(cpio: "Cpio", host: Path, guest: str, made: set):
 
 def build(dest: Path, program_name: str, program: bytes, args: list[str],
           tools: dict[str, bytes] | None = None, ports=(), files=(), dirs=(),
-          services=(), out=False, control=False) -> Path:
+          services=(), out=False, control=False, ftrace=(), core=False) -> Path:
     """Write <dest>/initramfs.cpio.gz running /app/<program_name> with args.
 
     TOOLS maps names to ordinary executables installed in /bin; FILES are
@@ -151,7 +177,8 @@ def build(dest: Path, program_name: str, program: bytes, args: list[str],
     the guest reports when every TCP port in PORTS listens; SERVICES are
     commands started in the background before the program; with OUT, /out
     is sent to the host when the program ends; with CONTROL, the host may
-    signal the program (CONTROL_PORT)."""
+    signal the program (CONTROL_PORT); FTRACE names kernel functions to
+    trace into /out, and with CORE a crash dumps core there (both need OUT)."""
     busybox = fetch.unpack("busybox") / "bin" / "busybox"
     cpio = Cpio()
     made = {"bin", "dev", "proc", "sys", "tmp", "app", "etc"}
@@ -168,7 +195,7 @@ def build(dest: Path, program_name: str, program: bytes, args: list[str],
     for host, guest in files:
         _add_tree(cpio, Path(host), guest, made)
     argv = [f"/app/{program_name}", *args]
-    cpio.file("init", init_script(argv, ports, services, out, control).encode())
+    cpio.file("init", init_script(argv, ports, services, out, control, ftrace, core).encode())
     cpio.file(f"app/{program_name}", program)
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / "initramfs.cpio.gz"

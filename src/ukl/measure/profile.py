@@ -16,7 +16,7 @@ from . import plugin, profile_data, serverbench
 from .bench import LEBENCH, operations
 from .results import baseline_first, built_kernel, config_names, pyplot, write
 from .. import api
-from ..build import kernel, libc, programs
+from ..build import libc
 from ..errors import UklError
 from ..layout import ROOT
 
@@ -27,11 +27,7 @@ SERVER_REQUESTS = 2000
 
 def _symbols(built: "api.Built") -> tuple[Path, Path]:
     """vmlinux and the program's ELF with symbols, as booted."""
-    if built.config.ukl:
-        image_dir = built.kernel.parent
-        return image_dir / "vmlinux", image_dir / "app.elf"
-    exe = programs.build(built.program, built.config)
-    return kernel.build_dir(built.config.kernel) / "vmlinux", exe
+    return built.vmlinux, built.elf
 
 
 def _plugin(built: "api.Built") -> tuple:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UklError
+from ..symbols import nm
 
 USER_TOP = 0x0000_8000_0000_0000       # lower addresses are the program's
 UNKNOWN = "[unknown]"
@@ -75,20 +76,6 @@ def kernel_layer(function: str) -> str:
         if pattern.match(name):
             return layer
     return "other"
-
-
-def nm(elf: Path) -> list[tuple[int, str]]:
-    """ELF's code symbols, sorted by address."""
-    res = subprocess.run(["nm", "-n", "--defined-only", str(elf)], capture_output=True,
-                         text=True)
-    if res.returncode != 0:
-        raise UklError(f"nm {elf} failed: {res.stderr.strip()[-200:]}")
-    table = []
-    for line in res.stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[1] in "TtWw":
-            table.append((int(parts[0], 16), parts[2]))
-    return table
 
 
 class Symbols:

@@ -1,0 +1,91 @@
+"""Linux's tools on a UKL program, checked on the tools' own output:
+`--ftrace` (function_graph through tracefs, and who called the function) and
+`--core` (a core file that gdb on the host reads with the program's ELF)."""
+import io
+import re
+import subprocess
+
+import pytest
+
+from ukl import api
+
+
+def _boot(program, config, out, args=(), **opts):
+    return api.boot(api.build(program, config), api.Options(args=args, out=out, **opts),
+                    stdout=io.BytesIO(), stderr=io.BytesIO())
+
+
+def _stack_traces(trace: str) -> list[list[str]]:
+    """The frames (' => ...' lines) of each '<stack trace>' in an ftrace trace."""
+    blocks = []
+    for line in trace.splitlines():
+        if "<stack trace>" in line:
+            blocks.append([])
+        elif line.startswith(" => ") and blocks:
+            blocks[-1].append(line[4:])
+    return blocks
+
+
+@pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp"])
+def test_ftrace_shows_the_program_calling_ksys_write(tmp_path, config):
+    res = _boot("files", config, tmp_path, ftrace=("ksys_write",))     # write(2) to a file
+    assert res.status == 0
+    trace = (tmp_path / "ftrace.txt").read_text()
+    assert "# tracer: function_graph" in trace
+    assert re.search(r"\|\s+ksys_write\(\) \{", trace), trace[:2000]
+    calls = [b for b in _stack_traces(trace) if "ksys_write" in b]
+    assert calls, trace[:2000]
+    # The call's caller is the program's own code, named from its ELF.
+    callers = {f.split("<")[1].split("+")[0] for b in calls for f in b if f.endswith("[program]")}
+    # musl's write() enters the kernel from its cancellation point, sccp.
+    assert callers & {"write", "sccp", "__syscall_cp_c"}, calls[:3]
+
+
+def test_ftrace_on_linux_stops_at_the_system_call_entry(tmp_path):
+    res = _boot("files", "baseline", tmp_path, ftrace=("ksys_write",))
+    assert res.status == 0
+    trace = (tmp_path / "ftrace.txt").read_text()
+    assert re.search(r"\|\s+ksys_write\(\) \{", trace)
+    calls = [b for b in _stack_traces(trace) if "ksys_write" in b]
+    assert calls and not any(f.endswith("[program]") for b in calls for f in b)
+
+
+def _gdb_backtrace(out) -> str:
+    res = subprocess.run(["gdb", "-batch", "-nx", "-ex", "bt", str(out / "program"),
+                          str(out / "core")], capture_output=True, text=True, timeout=60)
+    return res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp", "baseline"])
+def test_a_crash_leaves_a_core_that_gdb_reads(tmp_path, config):
+    res = _boot("crash", config, tmp_path, args=("null",), core=True)
+    assert res.status == 139
+    bt = _gdb_backtrace(tmp_path)
+    assert "Program terminated with signal SIGSEGV" in bt, bt
+    assert re.search(r"#0 .*read_through .* at .*crash\.c:\d+", bt), bt
+    assert re.search(r"#1 .*main .* at .*crash\.c:\d+", bt), bt
+
+
+def _frames(bt: str) -> list[str]:
+    """The function of each frame of the backtrace (gdb prints frame #0 once
+    more before it, when it loads the core)."""
+    return re.findall(r"^#\d+\s+(?:0x[0-9a-f]+ in )?(\S+) ", bt[bt.rindex("#0 "):], re.M)
+
+
+def test_an_abort_leaves_the_same_core_as_on_linux(tmp_path):
+    """abort() inside musl: gdb stops where it does for the baseline's core
+    (musl has no unwind tables, so neither backtrace reaches main)."""
+    frames = {}
+    for config in ("ukl-ret-byp", "baseline"):
+        out = tmp_path / config
+        assert _boot("crash", config, out, args=("abort",), core=True).status == 134
+        bt = _gdb_backtrace(out)
+        assert "Program terminated with signal SIGABRT" in bt, bt
+        frames[config] = _frames(bt)[:2]
+    assert frames["ukl-ret-byp"] == frames["baseline"] == ["__restore_sigs", "raise"], frames
+
+
+def test_without_core_no_core_file(tmp_path):
+    res = _boot("crash", "ukl", tmp_path, args=("null",))
+    assert res.status == 139
+    assert not (tmp_path / "core").exists()
