@@ -50,6 +50,7 @@ class Options:
     stop: qemu.Stop | None = None  # delivers the host's SIGTERM and SIGINT to the program
     ftrace: tuple = ()             # kernel functions to trace into out/ftrace.txt
     core: bool = False             # a crash leaves out/core, beside out/program
+    gdb_port: int | None = None    # wait for gdb on 127.0.0.1:PORT (tracing.gdb_script)
 
 
 @dataclass
@@ -125,7 +126,7 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
                         icount=opts.icount, disk=opts.disk, cmdline_extra=extra,
                         relay=net.Relay(list(opts.ports)), plugin=opts.plugin, cpu=opts.cpu,
                         out_tar=work / "out.tar" if opts.out else None,
-                        control=opts.stop is not None)
+                        control=opts.stop is not None, gdb_port=opts.gdb_port)
 
 
 def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_ready=None,
@@ -135,6 +136,8 @@ def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_r
     if opts.out:
         volumes.check_out_dir(opts.out)
     tracing.check(built, opts.ftrace, opts.core, opts.out)
+    if opts.gdb_port:
+        tracing.check_gdb(built.config, opts.gdb_port)
     m = machine(built, opts)
     if m.out_tar:
         m.out_tar.unlink(missing_ok=True)

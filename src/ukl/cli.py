@@ -9,7 +9,7 @@ from pathlib import Path
 from . import api, configs
 from .build import fetch, series
 from .errors import UklError
-from .guest import console, net, qemu, volumes
+from .guest import console, net, qemu, tracing, volumes
 from .measure import bench, profile, serverbench
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
@@ -70,8 +70,9 @@ def _parser() -> Parser:
     r.add_argument("--config", default="ukl", help=CONFIG_HELP)
     r.add_argument("--smp", type=_positive("CPUs"), default=1,
                    help="number of virtual CPUs (default 1)")
-    r.add_argument("--timeout", type=float, default=api.DEFAULT_TIMEOUT,
-                   help="seconds before the guest is killed (default %(default)s)")
+    r.add_argument("--timeout", type=float, default=None,
+                   help=f"seconds before the guest is killed (default {api.DEFAULT_TIMEOUT:g}, "
+                        "none with --gdb)")
     r.add_argument("-p", dest="ports", action="append", default=[], metavar="HOST:GUEST",
                    help="publish guest TCP port GUEST on the host's 127.0.0.1:HOST (repeatable)")
     r.add_argument("-v", dest="volumes", action="append", default=[], metavar="HOSTPATH:GUESTPATH",
@@ -85,6 +86,11 @@ def _parser() -> Parser:
     r.add_argument("--core", action="store_true",
                    help="a crash leaves HOSTDIR/core, beside the program's ELF as "
                         "HOSTDIR/program (needs --out)")
+    r.add_argument("--gdb", action="store_true",
+                   help="start QEMU's gdbstub on 127.0.0.1 (--gdb-port) with the CPUs stopped, "
+                        "print the gdb command that attaches, and wait (no --timeout unless given)")
+    r.add_argument("--gdb-port", type=_positive("port"), default=1234,
+                   help="the gdbstub's port (default %(default)s)")
     r.add_argument("--stop-timeout", type=_seconds, default=10.0, metavar="SECONDS",
                    help="SIGTERM or SIGINT goes to the program as the same signal; the guest "
                         "is killed if it has not exited after this long (default %(default)g), "
@@ -158,10 +164,18 @@ def _run(args, prog_args):
     for flag, wanted in (("--ftrace", ftrace), ("--core", args.core)):
         if wanted and not args.out:
             raise UklError(f"{flag} needs --out HOSTDIR to bring its files out")
-    opts = api.Options(tuple(prog_args), args.smp, args.timeout, ports=ports,
+    timeout = args.timeout or (float("inf") if args.gdb else api.DEFAULT_TIMEOUT)
+    opts = api.Options(tuple(prog_args), args.smp, timeout, ports=ports,
                        volumes=[volumes.parse_volume(v) for v in args.volumes], out=args.out,
-                       ftrace=ftrace, core=args.core)
+                       ftrace=ftrace, core=args.core,
+                       gdb_port=args.gdb_port if args.gdb else None)
+    if args.gdb:
+        tracing.check_gdb(_config(args), args.gdb_port)
     built = api.build(args.program, _config(args))
+    if args.gdb:
+        script = tracing.gdb_script(built, api.run_dir(built), args.gdb_port)
+        print(f"ukl: the guest waits for gdb on 127.0.0.1:{args.gdb_port}; attach with:\n"
+              f"  gdb -q -x {shlex.quote(str(script))}", file=sys.stderr, flush=True)
     stop = qemu.Stop(built.name, args.stop_timeout)
     opts = dataclasses.replace(opts, stop=stop)
     if args.dry_run:

@@ -27,3 +27,12 @@ def locate(table: list[tuple[int, str]], addr: int) -> str | None:
         return None
     start, name = table[i]
     return f"{name}+{addr - start:#x}"
+
+
+def sized(elf: Path) -> list[tuple[int, int, str]]:
+    """ELF's code symbols with their sizes: (address, size, name)."""
+    res = subprocess.run(["nm", "-S", "--defined-only", str(elf)], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise UklError(f"nm {elf} failed: {res.stderr.strip()[-200:]}")
+    return [(int(f[0], 16), int(f[1], 16), f[3]) for f in map(str.split, res.stdout.splitlines())
+            if len(f) == 4 and f[2] in "Tt"]

@@ -43,6 +43,7 @@ def test_missing_dependency(tmp_path):
     (["--stop-timeout", "0"], "must be a positive number of seconds, not '0'"),
     (["--ftrace", "ksys_write"], "--ftrace needs --out HOSTDIR"),
     (["--core"], "--core needs --out HOSTDIR"),
+    (["--gdb", "--baseline"], "--gdb debugs a UKL program through QEMU's gdbstub"),
 ])
 def test_bad_run_options_fail_before_building(option, error):
     assert_one_line_error(ukl("run", "hello", *option), error)
@@ -78,3 +79,12 @@ def test_out_must_be_a_directory(tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("")
     assert_one_line_error(ukl("run", "--out", str(afile), "hello"), "--out", "not a directory")
+
+
+def test_gdb_port_in_use():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        assert_one_line_error(ukl("run", "hello", "--gdb", "--gdb-port", str(port)),
+                              f"--gdb: host port {port} is in use")

@@ -37,6 +37,7 @@ class Machine:
     plugin: tuple | None = None     # (a TCG plugin's shared object, its "key=value" arguments)
     out_tar: Path | None = None     # where the guest's /out arrives (image.OUT_PORT)
     control: bool = False           # the host may signal the program (image.CONTROL_PORT)
+    gdb_port: int | None = None     # QEMU's gdbstub on 127.0.0.1, CPUs stopped until gdb goes on
 
     def serial(self, port: str) -> Path:
         return self.workdir / f"{port}.log"
@@ -54,6 +55,8 @@ class Machine:
                 "-monitor", f"unix:{self.workdir / MONITOR},server=on,wait=off"]
         if self.icount:
             argv += ["-icount", "shift=0"]
+        if self.gdb_port:
+            argv += ["-gdb", f"tcp:127.0.0.1:{self.gdb_port}", "-S"]
         if self.plugin:
             path, args = self.plugin
             argv += ["-plugin", ",".join([f"file={path}", *args])]

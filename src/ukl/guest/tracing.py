@@ -1,10 +1,11 @@
 """Linux's tools on the program: a function_graph trace (--ftrace) and core
-dumps (--core), both brought out through --out."""
+dumps (--core), both brought out through --out, and gdb through QEMU's
+gdbstub (--gdb)."""
 import re
 import shutil
 from pathlib import Path
 
-from . import image
+from . import image, net
 from .. import symbols
 from ..errors import UklError
 
@@ -48,3 +49,100 @@ def _name_program_frames(trace: Path, table: list):
     tmp = trace.with_suffix(".tmp")
     tmp.write_text("".join(lines))
     tmp.replace(trace)
+
+
+# The program is linked at the low addresses that static executables such as
+# busybox use too, so a breakpoint in it also fires when another process runs
+# code there.  Those processes run at CPL3 and the UKL program at CPL0: a
+# stop at a breakpoint at CPL3 goes on by itself.
+#
+# The kernel has no DWARF, so gdb cannot unwind its C frames.  A UKL system
+# call's stack is known, though: the pt_regs that __ukl_syscall built sit at
+# the top of the task's kernel stack, with the return address of its call
+# into C just below.  So any kernel frame of a system call unwinds to that
+# call in __ukl_syscall, and __ukl_syscall to the program's frame in the
+# pt_regs (ip, sp): from a breakpoint in the kernel, `bt` goes on through
+# the program's own frames.  The frames between are left out.
+GDB_SCRIPT = """set pagination off
+set confirm off
+file {elf}
+add-symbol-file {vmlinux}
+target remote 127.0.0.1:{port}
+python
+import gdb
+import struct
+from gdb.unwinder import Unwinder, register_unwinder
+
+GATE = ({gate_start:#x}, {gate_end:#x})       # __ukl_syscall
+KERNEL, USER_TOP, STACK, REGS = 0xffff800000000000, 0x800000000000, 0x4000, 21 * 8
+
+
+def _ukl_only_cpl0(event):
+    if isinstance(event, gdb.BreakpointEvent) and int(gdb.parse_and_eval("$cs")) & 3:
+        gdb.post_event(lambda: gdb.execute("continue"))
+
+
+class FrameId:
+    def __init__(self, sp, pc):
+        self.sp, self.pc = sp, pc
+
+
+class UklSyscall(Unwinder):
+    def __init__(self):
+        super().__init__("ukl-syscall")
+
+    def __call__(self, frame):
+        pc, sp = int(frame.read_register("rip")), int(frame.read_register("rsp"))
+        if pc < KERNEL or sp < KERNEL:
+            return None
+        regs = (sp & ~(STACK - 1)) + STACK - REGS
+        mem = gdb.selected_inferior().read_memory
+        fields = struct.unpack("<21Q", mem(regs, REGS))
+        ip, cs, app_sp = fields[16], fields[17], fields[19]
+        if cs != 0x10 or ip >= USER_TOP:
+            return None                     # not a UKL program's system call
+        if GATE[0] <= pc < GATE[1] and sp == regs:
+            caller = {{"rip": ip, "rsp": app_sp}}
+        else:
+            ret = struct.unpack("<Q", mem(regs - 8, 8))[0]
+            if not GATE[0] <= ret < GATE[1] or sp >= regs:
+                return None
+            caller = {{"rip": ret, "rsp": regs}}
+        # gdb stops at a frame whose id lies below the one before it; the
+        # program's stack is below the kernel's, so kernel frames get ids just
+        # below the program's sp, in their order on the kernel stack.
+        as_sp = frame.read_register("rsp").type
+        info = frame.create_unwind_info(FrameId(gdb.Value(app_sp - 16 - (regs - sp)).cast(as_sp),
+                                                frame.read_register("rip")))
+        for reg, value in caller.items():
+            info.add_saved_register(reg, gdb.Value(value).cast(as_sp))
+        return info
+
+
+gdb.events.stop.connect(_ukl_only_cpl0)
+register_unwinder(None, UklSyscall(), replace=True)
+end
+"""
+
+
+def check_gdb(config, port: int):
+    """Before anything is built: a UKL configuration, and a free port."""
+    if not config.ukl:
+        raise UklError("--gdb debugs a UKL program through QEMU's gdbstub; an ordinary "
+                       "program at CPL3 shares its addresses with every other process")
+    try:
+        net.check_host_ports([port])
+    except UklError as e:
+        raise UklError(f"--gdb: {e}") from None
+
+
+def gdb_script(built, run_dir: Path, port: int) -> Path:
+    """The gdb commands that load the program's and the kernel's symbols and
+    attach to the waiting guest."""
+    script = run_dir / "ukl.gdb"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    gate = next((addr, size) for addr, size, name in symbols.sized(built.vmlinux)
+                if name == "__ukl_syscall")
+    script.write_text(GDB_SCRIPT.format(elf=built.elf, vmlinux=built.vmlinux, port=port,
+                                        gate_start=gate[0], gate_end=gate[0] + gate[1]))
+    return script
