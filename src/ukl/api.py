@@ -51,6 +51,7 @@ class Options:
     ftrace: tuple = ()             # kernel functions to trace into out/ftrace.txt
     core: bool = False             # a crash leaves out/core, beside out/program
     gdb_port: int | None = None    # wait for gdb on 127.0.0.1:PORT (tracing.gdb_script)
+    strace: bool = False           # strace runs the program; the trace goes to its stderr
 
 
 @dataclass
@@ -113,10 +114,12 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
     prog = built.program
     work = run_dir(built)
     files = built.files + list(opts.volumes)
+    tools = {**built.tools, **({"strace": tracing.strace_binary()} if opts.strace else {})}
     initrd = image.build(work, built.name, built.binary, list(opts.args or prog.args),
-                         built.tools, ports=[g for _, g in opts.ports], files=files,
+                         tools, ports=[g for _, g in opts.ports], files=files,
                          dirs=prog.dirs, services=opts.services, out=opts.out is not None,
-                         control=opts.stop is not None, ftrace=opts.ftrace, core=opts.core)
+                         control=opts.stop is not None, ftrace=opts.ftrace, core=opts.core,
+                         strace=opts.strace)
     accel = "tcg" if opts.icount else qemu.choose_accel(lambda: _probe_kvm(built.kernel))
     # Measurements also fix the address-space layout, which otherwise moves
     # page-table and fork costs by a few percent from boot to boot.

@@ -86,6 +86,9 @@ def _parser() -> Parser:
     r.add_argument("--core", action="store_true",
                    help="a crash leaves HOSTDIR/core, beside the program's ELF as "
                         "HOSTDIR/program (needs --out)")
+    r.add_argument("--strace", action="store_true",
+                   help="run the program under strace -f (built from Debian's source with "
+                        "ukl-cc --baseline); the trace goes to stderr, as strace's does")
     r.add_argument("--gdb", action="store_true",
                    help="start QEMU's gdbstub on 127.0.0.1 (--gdb-port) with the CPUs stopped, "
                         "print the gdb command that attaches, and wait (no --timeout unless given)")
@@ -168,7 +171,7 @@ def _run(args, prog_args):
     opts = api.Options(tuple(prog_args), args.smp, timeout, ports=ports,
                        volumes=[volumes.parse_volume(v) for v in args.volumes], out=args.out,
                        ftrace=ftrace, core=args.core,
-                       gdb_port=args.gdb_port if args.gdb else None)
+                       gdb_port=args.gdb_port if args.gdb else None, strace=args.strace)
     if args.gdb:
         tracing.check_gdb(_config(args), args.gdb_port)
     built = api.build(args.program, _config(args))

@@ -105,6 +105,9 @@ TRACE_END = """echo 0 >{t}/tracing_on
 cat {t}/trace >/out/{name}
 """
 TRACE_FILE = "ftrace.txt"
+# With --strace: strace (in /bin) runs the program, following its threads
+# and children, and writes the trace to its stderr, the program's.
+STRACE = ["strace", "-f", "-qq"]
 # With --core: a crash leaves /out/core.
 CORE = """echo /out/core >/proc/sys/kernel/core_pattern
 ulimit -c unlimited
@@ -121,7 +124,7 @@ GROUP = b"root:x:0:\nnogroup:x:65534:\n"
 
 
 def init_script(argv: list[str], ports=(), services=(), out=False, control=False,
-                ftrace=(), core=False) -> str:
+                ftrace=(), core=False, strace=False) -> str:
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in GUEST_ENV.items())
     readiness = READINESS.format(ports=" ".join(f"{p:04X}" for p in ports),
                                  status=console.STATUS, ready=console.READY) if ports else ""
@@ -138,7 +141,8 @@ def init_script(argv: list[str], ports=(), services=(), out=False, control=False
                        control=CONTROL.format(name=CONTROL_PORT, pidfile=PIDFILE) if control else "",
                        pidfile=PIDFILE, out=console.STDOUT, err=console.STDERR, status=console.STATUS,
                        status_line=console.STATUS_LINE.format(status="$status"),
-                       argv0=shlex.quote(argv[0]), env=env, cmd=shlex.join(argv),
+                       argv0=shlex.quote(argv[0]), env=env,
+                       cmd=shlex.join([*STRACE, *argv] if strace else argv),
                        readiness=readiness, services=started)
 
 
@@ -169,7 +173,8 @@ def _add_tree(cpio: "Cpio", host: Path, guest: str, made: set):
 
 def build(dest: Path, program_name: str, program: bytes, args: list[str],
           tools: dict[str, bytes] | None = None, ports=(), files=(), dirs=(),
-          services=(), out=False, control=False, ftrace=(), core=False) -> Path:
+          services=(), out=False, control=False, ftrace=(), core=False,
+          strace=False) -> Path:
     """Write <dest>/initramfs.cpio.gz running /app/<program_name> with args.
 
     TOOLS maps names to ordinary executables installed in /bin; FILES are
@@ -178,7 +183,8 @@ def build(dest: Path, program_name: str, program: bytes, args: list[str],
     commands started in the background before the program; with OUT, /out
     is sent to the host when the program ends; with CONTROL, the host may
     signal the program (CONTROL_PORT); FTRACE names kernel functions to
-    trace into /out, and with CORE a crash dumps core there (both need OUT)."""
+    trace into /out, and with CORE a crash dumps core there (both need OUT);
+    with STRACE, /bin/strace (in TOOLS) runs the program."""
     busybox = fetch.unpack("busybox") / "bin" / "busybox"
     cpio = Cpio()
     made = {"bin", "dev", "proc", "sys", "tmp", "app", "etc"}
@@ -195,7 +201,8 @@ def build(dest: Path, program_name: str, program: bytes, args: list[str],
     for host, guest in files:
         _add_tree(cpio, Path(host), guest, made)
     argv = [f"/app/{program_name}", *args]
-    cpio.file("init", init_script(argv, ports, services, out, control, ftrace, core).encode())
+    cpio.file("init", init_script(argv, ports, services, out, control, ftrace, core,
+                                          strace).encode())
     cpio.file(f"app/{program_name}", program)
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / "initramfs.cpio.gz"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from . import image, net
 from .. import symbols
+from ..build import recipes
 from ..errors import UklError
 
 USER_TOP = 0x0000_8000_0000_0000       # lower addresses are the program's
@@ -146,3 +147,9 @@ def gdb_script(built, run_dir: Path, port: int) -> Path:
     script.write_text(GDB_SCRIPT.format(elf=built.elf, vmlinux=built.vmlinux, port=port,
                                         gate_start=gate[0], gate_end=gate[0] + gate[1]))
     return script
+
+
+def strace_binary() -> bytes:
+    """strace for the guest's /bin: Debian's, built with `ukl-cc --baseline`
+    (apps/strace.toml)."""
+    return recipes.binary(recipes.load("strace"), "baseline").read_bytes()
