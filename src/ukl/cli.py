@@ -164,9 +164,7 @@ def _run(args, prog_args):
     if args.out:
         volumes.check_out_dir(args.out)
     ftrace = tuple(f for f in args.ftrace.split(",") if f)
-    for flag, wanted in (("--ftrace", ftrace), ("--core", args.core)):
-        if wanted and not args.out:
-            raise UklError(f"{flag} needs --out HOSTDIR to bring its files out")
+    tracing.check_out(ftrace, args.core, args.out)
     timeout = args.timeout or (float("inf") if args.gdb else api.DEFAULT_TIMEOUT)
     opts = api.Options(tuple(prog_args), args.smp, timeout, ports=ports,
                        volumes=[volumes.parse_volume(v) for v in args.volumes], out=args.out,
