@@ -1,7 +1,10 @@
 """Running the `ukl` command as a user does, and what a bad input must print."""
 import os
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 UKL = [sys.executable, "-m", "ukl.cli"]
 
@@ -18,3 +21,51 @@ def assert_one_line_error(res, *needles):
     assert last.startswith("ukl: error: ") or last.startswith("ukl-cc: error: "), last
     for needle in needles:
         assert needle in last, last
+
+
+START_TIMEOUT = 300
+
+
+class Run:
+    """`ukl run ARGS` in the background, as a user's shell starts it."""
+
+    def __init__(self, *args, session=False):
+        """SESSION: in a session of its own, as a terminal's foreground job."""
+        self.proc = subprocess.Popen([*UKL, "run", *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True,
+                                     start_new_session=session)
+
+    def wait_for(self, stream, text: str) -> str:
+        deadline = time.monotonic() + START_TIMEOUT
+        for line in stream:
+            if text in line:
+                return line
+            assert time.monotonic() < deadline, f"no {text!r} within {START_TIMEOUT}s"
+        raise AssertionError(f"{text!r} never came; stderr: {self.proc.stderr.read()[-2000:]}")
+
+    def signal(self, sig) -> float:
+        self.proc.send_signal(sig)
+        return time.monotonic()
+
+    def kill_qemu(self):
+        """SIGKILL to the guest's QEMU, as a crash of the host process would end it."""
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                pid, comm, _, ppid = stat.read_text().split()[:4]
+            except OSError:
+                continue
+            if int(ppid) == self.proc.pid and comm.startswith("(qemu-system"):
+                os.kill(int(pid), signal.SIGKILL)
+                return
+        raise AssertionError("no QEMU process under ukl run")
+
+    def finish(self, timeout=60) -> tuple[int, str, str]:
+        out, err = self.proc.communicate(timeout=timeout)
+        return self.proc.returncode, out, err
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.kill()
+        self.proc.wait()

@@ -41,7 +41,7 @@ class Options:
     icount: bool = False
     disk: Path | None = None
     ports: list = field(default_factory=list)      # (host, guest) TCP ports
-    volumes: list = field(default_factory=list)    # (host path, guest path)
+    volumes: list = field(default_factory=list)    # volumes.Volume: mounted, or copied in
     services: list = field(default_factory=list)   # commands started before the program
     kernel_args: list = field(default_factory=list)
     plugin: tuple | None = None    # a QEMU TCG plugin and its "key=value" arguments
@@ -104,6 +104,20 @@ def run_dir(built: Built) -> Path:
     return RUNS / f"{built.name}-{built.config.name}"
 
 
+def initramfs(built: Built, opts: Options, work: Path, one_console=False) -> Path:
+    """Write WORK/initramfs.cpio.gz for BUILT booted with OPTS (see image.build)."""
+    prog = built.program
+    files = built.files + [(v.host, v.guest) for v in opts.volumes if not v.mounted]
+    tools = {**built.tools, **({"strace": tracing.strace_binary()} if opts.strace else {})}
+    return image.build(work, built.name, built.binary, list(opts.args or prog.args),
+                       tools, ports=[g for _, g in opts.ports], files=files,
+                       dirs=prog.dirs, services=opts.services, out=opts.out is not None,
+                       control=opts.stop is not None, ftrace=opts.ftrace, core=opts.core,
+                       strace=opts.strace, one_console=one_console,
+                       mounts=[(tag, v.guest, v.mode == "ro")
+                               for tag, v in volumes.mounted(opts.volumes)])
+
+
 def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
     """The guest that boots BUILT: its initramfs written, its published ports
     bound, its QEMU command decided (close its relay if it does not boot).
@@ -111,16 +125,12 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
     if opts.smp < 1:
         raise UklError(f"--smp must be at least 1, not {opts.smp}")
     net.check_host_ports([h for h, _ in opts.ports])
-    prog = built.program
     work = run_dir(built)
-    files = built.files + list(opts.volumes)
-    tools = {**built.tools, **({"strace": tracing.strace_binary()} if opts.strace else {})}
-    initrd = image.build(work, built.name, built.binary, list(opts.args or prog.args),
-                         tools, ports=[g for _, g in opts.ports], files=files,
-                         dirs=prog.dirs, services=opts.services, out=opts.out is not None,
-                         control=opts.stop is not None, ftrace=opts.ftrace, core=opts.core,
-                         strace=opts.strace)
-    accel = "tcg" if opts.icount else qemu.choose_accel(lambda: _probe_kvm(built.kernel))
+    initrd = initramfs(built, opts, work)
+    shares = [(tag, v.host, v.mode == "ro") for tag, v in volumes.mounted(opts.volumes)]
+    # gdb's breakpoints need TCG: under KVM QEMU writes them to physical memory.
+    accel = "tcg" if opts.icount or opts.gdb_port else \
+        qemu.choose_accel(lambda: _probe_kvm(built.kernel))
     # Measurements also fix the address-space layout, which otherwise moves
     # page-table and fork costs by a few percent from boot to boot.
     extra = ((["norandmaps"] if opts.icount else []) + built.config.kernel_args()
@@ -129,7 +139,7 @@ def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
                         icount=opts.icount, disk=opts.disk, cmdline_extra=extra,
                         relay=net.Relay(list(opts.ports)), plugin=opts.plugin, cpu=opts.cpu,
                         out_tar=work / "out.tar" if opts.out else None,
-                        control=opts.stop is not None, gdb_port=opts.gdb_port)
+                        control=opts.stop is not None, gdb_port=opts.gdb_port, shares=shares)
 
 
 def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_ready=None,

@@ -6,7 +6,7 @@ import signal
 import sys
 from pathlib import Path
 
-from . import api, configs
+from . import api, configs, oci
 from .build import fetch, series
 from .errors import UklError
 from .guest import console, net, qemu, tracing, volumes
@@ -70,13 +70,15 @@ def _parser() -> Parser:
     r.add_argument("--config", default="ukl", help=CONFIG_HELP)
     r.add_argument("--smp", type=_positive("CPUs"), default=1,
                    help="number of virtual CPUs (default 1)")
-    r.add_argument("--timeout", type=float, default=None,
+    r.add_argument("--timeout", type=_seconds, default=None,
                    help=f"seconds before the guest is killed (default {api.DEFAULT_TIMEOUT:g}, "
                         "none with --gdb)")
     r.add_argument("-p", dest="ports", action="append", default=[], metavar="HOST:GUEST",
                    help="publish guest TCP port GUEST on the host's 127.0.0.1:HOST (repeatable)")
-    r.add_argument("-v", dest="volumes", action="append", default=[], metavar="HOSTPATH:GUESTPATH",
-                   help="copy a host file or directory into the guest (repeatable)")
+    r.add_argument("-v", dest="volumes", action="append", default=[],
+                   metavar="HOSTPATH:GUESTPATH[:rw|:ro]",
+                   help="mount a host directory in the guest, live, read-write (default) or "
+                        "read-only; a host file is copied in (repeatable)")
     r.add_argument("--out", type=Path, metavar="HOSTDIR",
                    help="what the program leaves in the guest's /out is copied here when it "
                         "ends (also after a crash)")
@@ -100,6 +102,14 @@ def _parser() -> Parser:
                         "or at a second signal")
     r.add_argument("--dry-run", action="store_true",
                    help="build everything and show the QEMU command, but do not boot")
+
+    o = sub.add_parser("oci", help="write an OCI image of PROGRAM that urunc boots "
+                       "(containerd, Kubernetes)")
+    o.add_argument("program", help=PROGRAM_HELP)
+    o.add_argument("--config", default="ukl", help=CONFIG_HELP)
+    o.add_argument("--baseline", action="store_true", help="same as --config baseline")
+    o.add_argument("-o", dest="dest", type=Path, required=True, metavar="DIR|FILE.tar",
+                   help="an image layout directory (new or empty), or a tar of one")
 
     bn = sub.add_parser("bench", help="LEBench-style costs, or a server's cost per request: "
                         "every configuration beside Linux")
@@ -219,6 +229,7 @@ def main(argv=None):
         argv, prog_args = argv[:cut], argv[cut + 1:]
     args = _parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGHUP, _terminate)        # the terminal went away: stop the guest
     try:
         if args.command == "fetch":
             for name in args.names or [n for n in fetch.pins() if n != "apt"]:
@@ -228,6 +239,8 @@ def main(argv=None):
             print(built.kernel)
         elif args.command == "run":
             _run(args, prog_args)
+        elif args.command == "oci":
+            print(oci.build(args.program, _config(args), args.dest, prog_args))
         elif args.command in ("bench", "profile"):
             split = lambda v: [x for x in v.split(",") if x]
             if args.command == "profile":

@@ -1,49 +1,16 @@
 """Graceful stop (issue 19, part 1): SIGTERM or SIGINT to `ukl run` reaches the
 program in the guest as the same signal, `ukl run` exits with the program's
 status, and the guest is killed after --stop-timeout or at a second signal."""
+import os
 import signal
 import socket
-import subprocess
 import time
 
 import pytest
 
 from ukl.build import programs
 from ukl.guest import net
-from uklcli import UKL
-
-START_TIMEOUT = 300
-
-
-class Run:
-    """`ukl run ARGS` in the background, as a user's shell starts it."""
-
-    def __init__(self, *args):
-        self.proc = subprocess.Popen([*UKL, "run", *args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-
-    def wait_for(self, stream, text: str) -> str:
-        deadline = time.monotonic() + START_TIMEOUT
-        for line in stream:
-            if text in line:
-                return line
-            assert time.monotonic() < deadline, f"no {text!r} within {START_TIMEOUT}s"
-        raise AssertionError(f"{text!r} never came; stderr: {self.proc.stderr.read()[-2000:]}")
-
-    def signal(self, sig) -> float:
-        self.proc.send_signal(sig)
-        return time.monotonic()
-
-    def finish(self, timeout=60) -> tuple[int, str, str]:
-        out, err = self.proc.communicate(timeout=timeout)
-        return self.proc.returncode, out, err
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.proc.kill()
-        self.proc.wait()
+from uklcli import Run
 
 
 @pytest.mark.parametrize("config,cpl", [("ukl", 0), ("ukl-ret-byp", 0), ("baseline", 3)])
@@ -56,6 +23,16 @@ def test_sigterm_reaches_the_program_and_its_out_files_come_back(tmp_path, confi
     assert out == "caught Terminated\n"
     assert "ukl: sent SIGTERM to stopsignal; waiting up to 10s" in err
     assert (tmp_path / "stopped.txt").read_text() == "stopped by signal 15\n"
+
+
+def test_ctrl_c_to_the_terminal_s_process_group_stops_the_program_not_qemu():
+    """A terminal's Ctrl-C goes to every process of the foreground job."""
+    with Run("stopsignal", "--", "handle", session=True) as run:
+        run.wait_for(run.proc.stdout, "waiting at CPL0")
+        os.killpg(run.proc.pid, signal.SIGINT)
+        status, out, err = run.finish()
+    assert status == 0, err
+    assert out == "caught Interrupt\n"
 
 
 def test_sigint_with_the_default_action_kills_the_program():

@@ -40,6 +40,8 @@ def test_missing_dependency(tmp_path):
     (["-p", "8080:70000"], "'70000' is not a TCP port number"),
     (["-v", "/no/such/path:/data"], "-v /no/such/path:/data: /no/such/path does not exist"),
     (["-v", "/tmp:data"], "the guest path 'data' is not absolute"),
+    (["-v", "/tmp:/data:rx"], "-v /tmp:/data:rx: unknown mode 'rx'; valid: rw, ro"),
+    (["-v", "/etc/passwd:/etc/passwd:rw"], "/etc/passwd is a file; only directories"),
     (["--stop-timeout", "0"], "must be a positive number of seconds, not '0'"),
     (["--ftrace", "ksys_write"], "--ftrace needs --out HOSTDIR"),
     (["--core"], "--core needs --out HOSTDIR"),
@@ -88,3 +90,10 @@ def test_gdb_port_in_use():
         port = s.getsockname()[1]
         assert_one_line_error(ukl("run", "hello", "--gdb", "--gdb-port", str(port)),
                               f"--gdb: host port {port} is in use")
+
+
+def test_oci_output_that_exists_and_is_not_empty(tmp_path):
+    (tmp_path / "x").write_text("keep me")
+    assert_one_line_error(ukl("oci", "hello", "-o", str(tmp_path)),
+                          f"-o {tmp_path}: exists and is not an empty directory")
+    assert (tmp_path / "x").read_text() == "keep me"

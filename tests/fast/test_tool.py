@@ -1,5 +1,8 @@
 """The fast tier: no kernel, no C library, no guest.  `pytest -m "not boot"` runs these."""
+import base64
 import gzip
+import hashlib
+import json
 import signal
 import socket
 import subprocess
@@ -7,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ukl import configs
+from ukl import configs, oci
 from ukl.build import fetch, programs, recipes, series, steps
 from ukl.guest import image, net, qemu, volumes
 from ukl.measure import bench, serverbench
@@ -122,7 +125,11 @@ def test_resolver_kinds(tmp_path):
 def test_port_and_volume_specs(tmp_path):
     assert net.parse_port("8080:80") == (8080, 80)
     assert net.parse_port("6379") == (6379, 6379)
-    assert volumes.parse_volume(f"{tmp_path}:/data") == (tmp_path.resolve(), "/data")
+    d, f = tmp_path.resolve(), tmp_path / "f"
+    f.write_text("x")
+    assert volumes.parse_volume(f"{tmp_path}:/data") == volumes.Volume(d, "/data", "rw")
+    assert volumes.parse_volume(f"{tmp_path}:/data:ro") == volumes.Volume(d, "/data", "ro")
+    assert volumes.parse_volume(f"{f}:/etc/f") == volumes.Volume(f.resolve(), "/etc/f", "copy")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
@@ -333,6 +340,24 @@ def test_the_control_port_carries_signals_to_the_program(tmp_path):
     assert "kill -s" not in image.init_script(["/app/srv"])
 
 
+def test_a_mounted_volume_is_a_9p_share_and_a_mount_before_the_program(tmp_path):
+    """QEMU shares the directory under a tag; /init mounts that tag before the
+    program starts (read-only for :ro), and stops with status 125 if it cannot."""
+    share = tmp_path / "a,b"
+    argv = qemu.Machine(Path("k"), Path("i"), tmp_path,
+                        shares=[("uklvol0", share, False), ("uklvol1", tmp_path, True)]).argv()
+    assert f"local,id=uklvol0,path={tmp_path}/a,,b,security_model=none" in argv
+    assert f"local,id=uklvol1,path={tmp_path},security_model=none,readonly=on" in argv
+    assert "virtio-9p-pci,fsdev=uklvol1,mount_tag=uklvol1" in argv
+    init = image.init_script(["/app/srv"], mounts=[("uklvol0", "/data", False),
+                                                   ("uklvol1", "/conf", True)])
+    assert "msize=262144 uklvol0 /data ||" in init
+    assert "msize=262144,ro uklvol1 /conf ||" in init
+    assert init.index("uklvol1 /conf") < init.index("exec \"$@\"")
+    assert 'echo "status 125"' in init
+    assert "9p" not in image.init_script(["/app/srv"])
+
+
 def test_a_stop_sends_the_first_signal_and_kills_at_the_second(tmp_path):
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(tmp_path / "ctl"))
@@ -376,3 +401,33 @@ def test_program_frames_in_a_trace_are_named(tmp_path):
     tracing._name_program_frames(trace, [(0x401000, "main"), (0x401100, "write")])
     assert trace.read_text().splitlines() == [
         " => ksys_write", " => 0x401010 <main+0x10> [program]", " => 0xffffffff81000000"]
+
+
+def test_an_oci_image_carries_the_kernel_initrd_and_urunc_annotations(tmp_path):
+    manifest = oci.write_layout(tmp_path / "img", "ukl-redis", b"KERNEL", b"INITRD",
+                                ["ukl=byp,ret"], [6379])
+    assert json.loads((tmp_path / "img" / "oci-layout").read_text()) == \
+        {"imageLayoutVersion": "1.0.0"}
+    got, config, files = oci.read_layout(tmp_path / "img")
+    assert got == manifest
+    for blob in (tmp_path / "img" / "blobs" / "sha256").iterdir():
+        assert hashlib.sha256(blob.read_bytes()).hexdigest() == blob.name
+    notes = manifest["annotations"]
+    assert notes["com.urunc.unikernel.unikernelType"] == "linux"
+    assert notes["com.urunc.unikernel.binary"] == "/.boot/kernel"
+    assert notes["com.urunc.unikernel.initrd"] == "/.boot/initrd"
+    assert config["config"]["Labels"] == notes
+    assert config["config"]["Entrypoint"] == ["/init"]
+    assert config["config"]["Env"] == ["ukl=byp,ret"]
+    assert files[".boot/kernel"] == b"KERNEL" and files[".boot/initrd"] == b"INITRD"
+    urunc = json.loads(files["urunc.json"])
+    assert {k: base64.b64decode(v).decode() for k, v in urunc.items()} == notes
+    assert oci.urunc_cmdline(["ukl=byp,ret"], "10.0.2.15", "10.0.2.2", "255.255.255.0") == (
+        "panic=-1 console=ttyS0 root=/dev/ram0 rw "
+        "ip=10.0.2.15::10.0.2.2:255.255.255.0:urunc:eth0:off ukl=byp,ret rdinit=/init --")
+
+
+def test_a_one_console_init_writes_everything_to_the_console():
+    init = image.init_script(["/app/srv"], one_console=True)
+    assert ">/dev/console 2>/dev/console" in init
+    assert "ttyS" not in init and "stty" not in init

@@ -20,11 +20,11 @@ INIT = """#!/bin/busybox sh
 /bin/busybox --install -s /bin
 export PATH=/bin
 ip link set lo up
-ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 && ip route add default via 10.0.2.2
+# The kernel has configured eth0 already when given ip=... (as urunc boots it).
+grep -qE '(^| )ip=' /proc/cmdline ||
+  {{ ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 && ip route add default via 10.0.2.2; }}
 mkdir -p /run
-{services}{readiness}{control}stty -F /dev/{out} raw -echo
-stty -F /dev/{err} raw -echo
-cd /tmp
+{mounts}{services}{readiness}{control}{raw}cd /tmp
 echo "ukl: starting {argv0}"
 {core}sh -c 'echo $$ >{pidfile}; {trace_start}exec "$@"' {argv0} env -i {env} {cmd} </dev/null >/dev/{out} 2>/dev/{err}
 status=$?
@@ -48,7 +48,10 @@ CONTROL_PORT = "ukl.ctl"
 PIDFILE = "/run/ukl-program.pid"
 CONTROL = """for port in /sys/class/virtio-ports/*; do
   [ "$(cat $port/name)" = {name} ] && while :; do
-    while read -r sig; do kill -s "$sig" "$(cat {pidfile})"; done </dev/${{port##*/}}
+    while read -r sig; do
+      until [ -s {pidfile} ]; do sleep 0.1; done
+      kill -s "$sig" "$(cat {pidfile})"
+    done </dev/${{port##*/}}
     sleep 1
   done &
 done
@@ -113,6 +116,14 @@ CORE = """echo /out/core >/proc/sys/kernel/core_pattern
 ulimit -c unlimited
 """
 
+# A volume: a host directory shared by QEMU under a 9p tag, mounted before the
+# program starts; without it the program must not run (its data would be lost).
+MOUNT = """mkdir -p {guest} && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144{ro} {tag} {guest} || {{
+  echo "ukl: cannot mount the volume at {guest}" >/dev/{err}; echo "{status_line}" >/dev/{status}; reboot -f
+}}
+"""
+MOUNT_FAILED = 125      # the status then, as `docker run` exits when it cannot start
+
 # Until every port listens (state 0A in /proc/net/tcp), then one line for the host.
 READINESS = """(for port in {ports}; do
   until grep -q "^ *[0-9]*: [0-9A-F]*:$port [0-9A-F:]* 0A " /proc/net/tcp; do sleep 0.1; done
@@ -124,22 +135,32 @@ GROUP = b"root:x:0:\nnogroup:x:65534:\n"
 
 
 def init_script(argv: list[str], ports=(), services=(), out=False, control=False,
-                ftrace=(), core=False, strace=False) -> str:
+                ftrace=(), core=False, strace=False, mounts=(), one_console=False) -> str:
+    """MOUNTS: (9p tag, guest directory, read-only) for each volume.  With
+    ONE_CONSOLE the program's output and status go to the console, for a
+    machine with one serial port (as urunc starts it)."""
+    out, err, status = ("console",) * 3 if one_console else \
+        (console.STDOUT, console.STDERR, console.STATUS)
+    raw = "" if one_console else "".join(f"stty -F /dev/{c} raw -echo\n" for c in (out, err))
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in GUEST_ENV.items())
     readiness = READINESS.format(ports=" ".join(f"{p:04X}" for p in ports),
-                                 status=console.STATUS, ready=console.READY) if ports else ""
+                                 status=status, ready=console.READY) if ports else ""
     started = "".join(f"{shlex.join(cmd)} </dev/null >/dev/null 2>&1 &\n" for cmd in services)
     funcs = shlex.join(ftrace)
     if ftrace:
         started = TRACE_SETUP.format(t=TRACEFS, funcs=funcs) + started
     if out:
         started = "mkdir -m 1777 /out\n" + started
-    return INIT.format(core=CORE if core else "",
+    mounted = "".join(MOUNT.format(tag=tag, guest=shlex.quote(guest), ro=",ro" if ro else "",
+                                   err=err, status=status,
+                                   status_line=console.STATUS_LINE.format(status=MOUNT_FAILED))
+                      for tag, guest, ro in mounts)
+    return INIT.format(mounts=mounted, core=CORE if core else "",
                        trace_start=TRACE_START.format(t=TRACEFS) if ftrace else "",
                        trace_end=TRACE_END.format(t=TRACEFS, name=TRACE_FILE) if ftrace else "",
                        collect=COLLECT.format(name=OUT_PORT) if out else "",
                        control=CONTROL.format(name=CONTROL_PORT, pidfile=PIDFILE) if control else "",
-                       pidfile=PIDFILE, out=console.STDOUT, err=console.STDERR, status=console.STATUS,
+                       pidfile=PIDFILE, out=out, err=err, status=status, raw=raw,
                        status_line=console.STATUS_LINE.format(status="$status"),
                        argv0=shlex.quote(argv[0]), env=env,
                        cmd=shlex.join([*STRACE, *argv] if strace else argv),
@@ -174,7 +195,7 @@ def _add_tree(cpio: "Cpio", host: Path, guest: str, made: set):
 def build(dest: Path, program_name: str, program: bytes, args: list[str],
           tools: dict[str, bytes] | None = None, ports=(), files=(), dirs=(),
           services=(), out=False, control=False, ftrace=(), core=False,
-          strace=False) -> Path:
+          strace=False, mounts=(), one_console=False) -> Path:
     """Write <dest>/initramfs.cpio.gz running /app/<program_name> with args.
 
     TOOLS maps names to ordinary executables installed in /bin; FILES are
@@ -184,7 +205,8 @@ def build(dest: Path, program_name: str, program: bytes, args: list[str],
     is sent to the host when the program ends; with CONTROL, the host may
     signal the program (CONTROL_PORT); FTRACE names kernel functions to
     trace into /out, and with CORE a crash dumps core there (both need OUT);
-    with STRACE, /bin/strace (in TOOLS) runs the program."""
+    with STRACE, /bin/strace (in TOOLS) runs the program; MOUNTS are
+    volumes shared by QEMU, and ONE_CONSOLE is for urunc (init_script)."""
     busybox = fetch.unpack("busybox") / "bin" / "busybox"
     cpio = Cpio()
     made = {"bin", "dev", "proc", "sys", "tmp", "app", "etc"}
@@ -202,7 +224,7 @@ def build(dest: Path, program_name: str, program: bytes, args: list[str],
         _add_tree(cpio, Path(host), guest, made)
     argv = [f"/app/{program_name}", *args]
     cpio.file("init", init_script(argv, ports, services, out, control, ftrace, core,
-                                          strace).encode())
+                                  strace, mounts, one_console).encode())
     cpio.file(f"app/{program_name}", program)
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / "initramfs.cpio.gz"

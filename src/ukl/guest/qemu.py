@@ -38,6 +38,7 @@ class Machine:
     out_tar: Path | None = None     # where the guest's /out arrives (image.OUT_PORT)
     control: bool = False           # the host may signal the program (image.CONTROL_PORT)
     gdb_port: int | None = None     # QEMU's gdbstub on 127.0.0.1, CPUs stopped until gdb goes on
+    shares: list = field(default_factory=list)   # (9p tag, host directory, read-only)
 
     def serial(self, port: str) -> Path:
         return self.workdir / f"{port}.log"
@@ -62,6 +63,11 @@ class Machine:
             argv += ["-plugin", ",".join([f"file={path}", *args])]
         if self.disk:
             argv += ["-drive", f"file={self.disk},if=virtio,format=raw"]
+        for tag, path, ro in self.shares:
+            escaped = str(path).replace(",", ",,")
+            argv += ["-fsdev", f"local,id={tag},path={escaped},security_model=none"
+                     + (",readonly=on" if ro else ""),
+                     "-device", f"virtio-9p-pci,fsdev={tag},mount_tag={tag}"]
         if self.out_tar or self.control:
             argv += ["-device", "virtio-serial-pci,id=uklser"]
         if self.out_tar:
@@ -242,8 +248,11 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
     stopped = timed_out = False
     try:
         with open(m.workdir / "qemu.log", "wb") as qlog:
+            # With signals delivered to the program, QEMU gets a process group
+            # of its own: a terminal's Ctrl-C reaches `ukl run`, not QEMU.
             proc = subprocess.Popen(m.argv(), stdin=subprocess.DEVNULL, stdout=qlog,
-                                    stderr=subprocess.STDOUT)
+                                    stderr=subprocess.STDOUT,
+                                    process_group=0 if stop_by_signal else None)
             if m.relay:
                 m.relay.start()
             deadline = time.monotonic() + timeout

@@ -1,23 +1,55 @@
-"""Host files and directories given to the guest (-v HOSTPATH:GUESTPATH): copied
-into its initramfs before the program starts; and what the guest leaves in
+"""Host files and directories given to the guest (-v HOSTPATH:GUESTPATH[:MODE]):
+a directory is mounted live over virtio-9p, read-write (as Docker does) or
+read-only; a file is copied into the initramfs.  And what the guest leaves in
 /out, brought back (--out HOSTDIR)."""
 import tarfile
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import UklError
 
+MODES = ("rw", "ro")
 
-def parse_volume(spec: str) -> tuple[Path, str]:
-    """'HOSTPATH:GUESTPATH' -> (existing host path, absolute guest path)."""
+
+@dataclass(frozen=True)
+class Volume:
+    host: Path          # resolved, existing
+    guest: str          # absolute
+    mode: str           # "rw" or "ro" (a live mount), or "copy" (a file)
+
+    @property
+    def mounted(self) -> bool:
+        return self.mode != "copy"
+
+
+def parse_volume(spec: str) -> Volume:
+    """'HOSTPATH:GUESTPATH[:rw|:ro]' -> a Volume.  A directory without a mode
+    is mounted read-write; a file can only be copied in (9p shares directories)."""
     host, sep, guest = spec.rpartition(":")
+    mode = None
+    if sep and not guest.startswith("/") and ":" in host:
+        mode = guest
+        host, _, guest = host.rpartition(":")
+        if mode not in MODES:
+            raise UklError(f"-v {spec}: unknown mode {mode!r}; valid: {', '.join(MODES)}")
     if not sep or not host:
-        raise UklError(f"-v {spec}: expected HOSTPATH:GUESTPATH")
+        raise UklError(f"-v {spec}: expected HOSTPATH:GUESTPATH[:rw|:ro]")
     if not guest.startswith("/"):
         raise UklError(f"-v {spec}: the guest path {guest!r} is not absolute")
     path = Path(host).expanduser()
     if not path.exists():
         raise UklError(f"-v {spec}: {host} does not exist")
-    return path.resolve(), guest
+    if path.is_dir():
+        return Volume(path.resolve(), guest, mode or "rw")
+    if mode:
+        raise UklError(f"-v {spec}: {host} is a file; only directories are mounted "
+                       f"(without :{mode} it is copied in)")
+    return Volume(path.resolve(), guest, "copy")
+
+
+def mounted(vols: list[Volume]) -> list[tuple[str, Volume]]:
+    """The volumes mounted live, each with the 9p tag QEMU and the guest's init share."""
+    return [(f"uklvol{i}", v) for i, v in enumerate(v for v in vols if v.mounted)]
 
 
 def check_out_dir(path: Path):
