@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import configs
-from .build import kernel, libc, programs
+from .build import kernel, libc, perf, programs
 from .errors import UklError
 from .guest import console, image, net, qemu, tracing, volumes
 from .layout import EXAMPLES, ROOT, RUNS
@@ -52,6 +52,7 @@ class Options:
     core: bool = False             # a crash leaves out/core, beside out/program
     gdb_port: int | None = None    # wait for gdb on 127.0.0.1:PORT (tracing.gdb_script)
     strace: bool = False           # strace runs the program; the trace goes to its stderr
+    perf: bool = False             # perf records the program into out/perf.data
 
 
 @dataclass
@@ -108,12 +109,13 @@ def initramfs(built: Built, opts: Options, work: Path, one_console=False) -> Pat
     """Write WORK/initramfs.cpio.gz for BUILT booted with OPTS (see image.build)."""
     prog = built.program
     files = built.files + [(v.host, v.guest) for v in opts.volumes if not v.mounted]
-    tools = {**built.tools, **({"strace": tracing.strace_binary()} if opts.strace else {})}
+    tools = {**built.tools, **({"strace": tracing.strace_binary()} if opts.strace else {}),
+             **({"perf": perf.binary().read_bytes()} if opts.perf else {})}
     return image.build(work, built.name, built.binary, list(opts.args or prog.args),
                        tools, ports=[g for _, g in opts.ports], files=files,
                        dirs=prog.dirs, services=opts.services, out=opts.out is not None,
                        control=opts.stop is not None, ftrace=opts.ftrace, core=opts.core,
-                       strace=opts.strace, one_console=one_console,
+                       strace=opts.strace, one_console=one_console, perf=opts.perf,
                        mounts=[(tag, v.guest, v.mode == "ro")
                                for tag, v in volumes.mounted(opts.volumes)])
 
@@ -148,7 +150,7 @@ def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_r
     With opts.out, what the guest left in /out is in that directory afterwards."""
     if opts.out:
         volumes.check_out_dir(opts.out)
-    tracing.check(built, opts.ftrace, opts.core, opts.out)
+    tracing.check(built, opts.ftrace, opts.core, opts.out, opts.perf)
     if opts.gdb_port:
         tracing.check_gdb(built.config, opts.gdb_port)
     m = machine(built, opts)

@@ -10,7 +10,7 @@ from . import api, configs, oci
 from .build import fetch, series
 from .errors import UklError
 from .guest import console, net, qemu, tracing, volumes
-from .measure import bench, profile, serverbench
+from .measure import bench, perf_report, profile, serverbench
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
 CONFIG_HELP = f"configuration (default ukl): {', '.join(configs.CONFIGS)}"
@@ -91,6 +91,10 @@ def _parser() -> Parser:
     r.add_argument("--strace", action="store_true",
                    help="run the program under strace -f (built from Debian's source with "
                         "ukl-cc --baseline); the trace goes to stderr, as strace's does")
+    r.add_argument("--perf", action="store_true",
+                   help="record the program with perf (cpu-clock, call graphs) into "
+                        "HOSTDIR/perf.data, with a report, folded stacks and a flame graph "
+                        "named from the kernel's and the program's symbols (needs --out)")
     r.add_argument("--gdb", action="store_true",
                    help="start QEMU's gdbstub on 127.0.0.1 (--gdb-port) with the CPUs stopped, "
                         "print the gdb command that attaches, and wait (no --timeout unless given)")
@@ -174,12 +178,15 @@ def _run(args, prog_args):
     if args.out:
         volumes.check_out_dir(args.out)
     ftrace = tuple(f for f in args.ftrace.split(",") if f)
-    tracing.check_out(ftrace, args.core, args.out)
+    tracing.check_out(ftrace, args.core, args.out, args.perf)
+    if args.perf and args.strace:
+        raise UklError("--perf and --strace both run the program: choose one")
     timeout = args.timeout or (float("inf") if args.gdb else api.DEFAULT_TIMEOUT)
     opts = api.Options(tuple(prog_args), args.smp, timeout, ports=ports,
                        volumes=[volumes.parse_volume(v) for v in args.volumes], out=args.out,
                        ftrace=ftrace, core=args.core,
-                       gdb_port=args.gdb_port if args.gdb else None, strace=args.strace)
+                       gdb_port=args.gdb_port if args.gdb else None, strace=args.strace,
+                       perf=args.perf)
     if args.gdb:
         tracing.check_gdb(_config(args), args.gdb_port)
     built = api.build(args.program, _config(args))
@@ -205,9 +212,24 @@ def _run(args, prog_args):
     if stop.killed:
         print(f"ukl: {stop.killed}: killed the guest (exit 137)", file=sys.stderr)
         sys.exit(137)
+    if args.perf:
+        _perf_report(built, args.out, result.status)
     if result.status is not None and result.status > 128:
         _report_crash(built.name, result)
     sys.exit(result.status)
+
+
+def _perf_report(built: api.Built, out: Path, status: int | None):
+    """Name the samples perf brought out, and say where they are."""
+    if not (out / perf_report.SCRIPT).exists():
+        raise UklError(f"--perf: no samples came out of the guest [console: {api.run_dir(built)}]")
+    stacks = perf_report.write(out, built.vmlinux, built.elf,
+                               f"{built.name} under {built.config.name}: perf cpu-clock samples")
+    partial = f" (partial: the program was killed by a signal, exit {status})" \
+        if status is not None and status > 128 else ""
+    print(f"ukl: perf: {sum(stacks.values())} samples in {out / 'perf.data'}{partial}; "
+          f"{perf_report.REPORT}, {perf_report.FOLDED} and {perf_report.GRAPH} beside it",
+          file=sys.stderr)
 
 
 def _report_crash(name: str, result: api.Result):

@@ -1,6 +1,7 @@
 """Linux's tools on a UKL program, checked on the tools' own output:
-`--ftrace` (function_graph through tracefs, and who called the function) and
-`--core` (a core file that gdb on the host reads with the program's ELF)."""
+`--ftrace` (function_graph through tracefs, and who called the function),
+`--core` (a core file that gdb on the host reads with the program's ELF) and
+`--perf` (cpu-clock samples with call graphs, named on the host)."""
 import io
 import re
 import subprocess
@@ -8,6 +9,7 @@ import subprocess
 import pytest
 
 from ukl import api
+from uklcli import UKL
 
 
 def _boot(program, config, out, args=(), **opts):
@@ -89,3 +91,37 @@ def test_without_core_no_core_file(tmp_path):
     res = _boot("crash", "ukl", tmp_path, args=("null",))
     assert res.status == 139
     assert not (tmp_path / "core").exists()
+
+
+def _folded(out) -> dict[str, int]:
+    return {s: int(n) for s, n in (ln.rsplit(" ", 1) for ln in
+                                   (out / "perf.folded").read_text().splitlines())}
+
+
+@pytest.mark.parametrize("config,gate", [("ukl", "__ukl_syscall"),
+                                         ("ukl-ret-byp", "__ukl_syscall"),
+                                         ("baseline", "entry_SYSCALL_64")])
+def test_perf_call_graphs_run_from_the_program_into_the_kernel(tmp_path, config, gate):
+    """perf's samples, named on the host: the program's own frames under main,
+    and its system calls' kernel frames under the program's frames."""
+    res = subprocess.run([*UKL, "run", "perfload", "--config", config, "--perf", "--out",
+                          str(tmp_path)], capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert re.search(r"ukl: perf: \d+ samples in .*perf\.data; perf-report\.txt", res.stderr)
+    assert (tmp_path / "perf.data").read_bytes().startswith(b"PERFILE2")
+    stacks = _folded(tmp_path)
+    total = sum(stacks.values())
+    assert total > 200, stacks
+    # checksum() calls nothing, and GCC 12 keeps no frame pointer in such a
+    # function: its samples hang from main's caller, libc_start_main_stage2.
+    in_program = sum(n for s, n in stacks.items()
+                     if re.search(r";_start;libc_start_main_stage2;checksum[.\w]*$", s))
+    in_kernel = sum(n for s, n in stacks.items() if re.search(
+        rf";_start;libc_start_main_stage2;main;save[.\w]*;pwrite64;.*{gate}.*;vfs_write;", s))
+    # Most samples are in one of the two, each with its whole stack.
+    assert in_program > total / 10 and in_kernel > total / 10, \
+        (tmp_path / "perf-report.txt").read_text()[:3000]
+    report = (tmp_path / "perf-report.txt").read_text()
+    assert re.search(r"%\s+checksum[.\w]*$", report, re.M)
+    assert re.search(r"%\s+vfs_write$", report, re.M)
+    assert (tmp_path / "perf.png").stat().st_size > 10000

@@ -45,6 +45,8 @@ def test_missing_dependency(tmp_path):
     (["--stop-timeout", "0"], "must be a positive number of seconds, not '0'"),
     (["--ftrace", "ksys_write"], "--ftrace needs --out HOSTDIR"),
     (["--core"], "--core needs --out HOSTDIR"),
+    (["--perf"], "--perf needs --out HOSTDIR"),
+    (["--perf", "--strace", "--out", "/tmp"], "--perf and --strace both run the program"),
     (["--gdb", "--baseline"], "--gdb debugs a UKL program through QEMU's gdbstub"),
 ])
 def test_bad_run_options_fail_before_building(option, error):

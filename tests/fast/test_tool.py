@@ -13,7 +13,7 @@ import pytest
 from ukl import configs, oci
 from ukl.build import fetch, programs, recipes, series, steps
 from ukl.guest import image, net, qemu, volumes
-from ukl.measure import bench, serverbench
+from ukl.measure import bench, perf_report, serverbench
 from ukl.errors import UklError
 
 
@@ -431,3 +431,21 @@ def test_a_one_console_init_writes_everything_to_the_console():
     init = image.init_script(["/app/srv"], one_console=True)
     assert ">/dev/console 2>/dev/console" in init
     assert "ttyS" not in init and "stty" not in init
+
+
+def test_perf_records_the_program_and_its_samples_are_named_on_the_host(tmp_path):
+    init = image.init_script(["/app/p", "a"], out=True, perf=True)
+    assert "perf record -q -e cpu-clock -F 999 -g -o /out/perf.data -- /app/p a" in init
+    assert init.index("perf script -i /out/perf.data") < init.index("tar -C /out")
+    script = ("p \n\tffffffff81000010\n\t  401005\n\t  401005\n\t  401105\n\n"
+              "p \n\t  401105\n\tfffffffffffffe00\n\n")
+    found = perf_report.samples(script)
+    assert found == [("p", [0xffffffff81000010, 0x401005, 0x401105]), ("p", [0x401105])]
+
+    class Names:
+        def name(self, pc):
+            return {0xffffffff81000010: "vfs_write", 0x401005: "write", 0x401105: "main"}[pc]
+    stacks = perf_report.fold(found, Names())
+    assert stacks == {"p;main;write;vfs_write": 1, "p;main": 1}
+    report = perf_report.report(stacks)
+    assert " 50.00% 100.00%  main" in report and " 50.00%  50.00%  vfs_write" in report

@@ -56,10 +56,14 @@ def libc_includes(sysroot: Path) -> list[str]:
 TOOLCHAIN = Path(__file__).with_name("toolchain")
 
 
+# Programs and C libraries of both kinds keep frame pointers, so that perf's
+# call graphs (`ukl run --perf`) walk the program's frames, as Fedora and
+# Ubuntu now build their distributions.
+FRAME_CFLAGS = ["-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer"]
 # UKL code is an ordinary static executable's code (small code model, linked
 # at a low user address), without a red zone: a system call is a `call`
 # hidden in inline assembly, which writes below %rsp.
-UKL_CFLAGS = ["-mno-red-zone", "-fno-pie"]
+UKL_CFLAGS = ["-mno-red-zone", "-fno-pie", *FRAME_CFLAGS]
 UKL_SECTION = ".ukl.object"      # where ukl-cc's output carries the UKL object
 
 

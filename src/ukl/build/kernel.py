@@ -27,7 +27,7 @@ def build_dir(flavor: str) -> Path:
     return KBUILD / flavor
 
 
-def _ccache_env() -> dict:
+def ccache_env() -> dict:
     """The compiler cache outlives out/ (and a fresh clone): a kernel built again
     from the same sources, in a clone at the same path, is mostly cache hits."""
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ukl" / "ccache"
@@ -39,7 +39,7 @@ def _make(flavor: str, step: str, *args):
     tree = series.tree("linux")
     jobs = (os.cpu_count() or 1) + 1
     run(["make", "-C", tree, f"O={build_dir(flavor)}", f"-j{jobs}", "CC=ccache gcc", *args],
-        step, f"kernel-{flavor}", env=_ccache_env())
+        step, f"kernel-{flavor}", env=ccache_env())
 
 
 def _fragments(flavor: str) -> list[Path]:

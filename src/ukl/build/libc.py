@@ -26,7 +26,7 @@ def _inputs(kind: str) -> tuple[Path, list[str], str, str]:
     """Source tree, CFLAGS, musl's gcc wrapper, and the key of the source."""
     if kind == "ukl":
         return series.tree("musl"), ["-O2", *cc.UKL_CFLAGS], "no", series.series_hash("musl")
-    return fetch.unpack("musl"), ["-O2"], "gcc", \
+    return fetch.unpack("musl"), ["-O2", *cc.FRAME_CFLAGS], "gcc", \
         steps.key_of(fetch.pin_digest("musl"), series.series_hash("musl"))
 
 

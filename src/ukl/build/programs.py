@@ -15,7 +15,7 @@ from ..errors import UklError
 from ..layout import EXAMPLES, PROGRAMS
 from ..proc import capture
 
-CFLAGS = ["-O2", "-g", "-Wall"]   # -g: gdb and core files show source lines
+CFLAGS = ["-O2", "-g", "-Wall", *cc.FRAME_CFLAGS]   # -g: gdb and core files show source lines
 SUFFIXES = (".c", ".cpp")
 ET_EXEC = 2
 

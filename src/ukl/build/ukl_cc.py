@@ -77,7 +77,8 @@ def compile_or_link(args: list[str]) -> int:
     args = _flags([a for a in args if a != "--baseline"])
     need("gcc")
     sysroot = libc.require("baseline" if baseline else "ukl")
-    compile_cmd = (["gcc", *cc.libc_includes(sysroot)] if baseline else cc.gcc_command(sysroot))
+    compile_cmd = (["gcc", *cc.FRAME_CFLAGS, *cc.libc_includes(sysroot)] if baseline
+                   else cc.gcc_command(sysroot))
     if COMPILE_ONLY & set(args) or _is_query(args):
         return subprocess.call([*compile_cmd, *args])
     rest, output = _split_output(args)

@@ -111,6 +111,12 @@ TRACE_FILE = "ftrace.txt"
 # With --strace: strace (in /bin) runs the program, following its threads
 # and children, and writes the trace to its stderr, the program's.
 STRACE = ["strace", "-f", "-qq"]
+# With --perf: perf (in /bin) records the program's cpu-clock samples with
+# call chains into /out; `perf script` then lists them as addresses, which
+# the host names (the guest's perf has no ELF reader).
+PERF = ["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g", "-o", "/out/perf.data",
+        "--"]
+PERF_END = "perf script -i /out/perf.data -F comm,ip >/out/perf.script 2>/out/perf.log\n"
 # With --core: a crash leaves /out/core.
 CORE = """echo /out/core >/proc/sys/kernel/core_pattern
 ulimit -c unlimited
@@ -135,7 +141,8 @@ GROUP = b"root:x:0:\nnogroup:x:65534:\n"
 
 
 def init_script(argv: list[str], ports=(), services=(), out=False, control=False,
-                ftrace=(), core=False, strace=False, mounts=(), one_console=False) -> str:
+                ftrace=(), core=False, strace=False, mounts=(), one_console=False,
+                perf=False) -> str:
     """MOUNTS: (9p tag, guest directory, read-only) for each volume.  With
     ONE_CONSOLE the program's output and status go to the console, for a
     machine with one serial port (as urunc starts it)."""
@@ -157,13 +164,14 @@ def init_script(argv: list[str], ports=(), services=(), out=False, control=False
                       for tag, guest, ro in mounts)
     return INIT.format(mounts=mounted, core=CORE if core else "",
                        trace_start=TRACE_START.format(t=TRACEFS) if ftrace else "",
-                       trace_end=TRACE_END.format(t=TRACEFS, name=TRACE_FILE) if ftrace else "",
+                       trace_end=(TRACE_END.format(t=TRACEFS, name=TRACE_FILE) if ftrace else "")
+                       + (PERF_END if perf else ""),
                        collect=COLLECT.format(name=OUT_PORT) if out else "",
                        control=CONTROL.format(name=CONTROL_PORT, pidfile=PIDFILE) if control else "",
                        pidfile=PIDFILE, out=out, err=err, status=status, raw=raw,
                        status_line=console.STATUS_LINE.format(status="$status"),
                        argv0=shlex.quote(argv[0]), env=env,
-                       cmd=shlex.join([*STRACE, *argv] if strace else argv),
+                       cmd=shlex.join([*(STRACE if strace else PERF if perf else []), *argv]),
                        readiness=readiness, services=started)
 
 
@@ -195,7 +203,7 @@ def _add_tree(cpio: "Cpio", host: Path, guest: str, made: set):
 def build(dest: Path, program_name: str, program: bytes, args: list[str],
           tools: dict[str, bytes] | None = None, ports=(), files=(), dirs=(),
           services=(), out=False, control=False, ftrace=(), core=False,
-          strace=False, mounts=(), one_console=False) -> Path:
+          strace=False, mounts=(), one_console=False, perf=False) -> Path:
     """Write <dest>/initramfs.cpio.gz running /app/<program_name> with args.
 
     TOOLS maps names to ordinary executables installed in /bin; FILES are
@@ -205,7 +213,8 @@ def build(dest: Path, program_name: str, program: bytes, args: list[str],
     is sent to the host when the program ends; with CONTROL, the host may
     signal the program (CONTROL_PORT); FTRACE names kernel functions to
     trace into /out, and with CORE a crash dumps core there (both need OUT);
-    with STRACE, /bin/strace (in TOOLS) runs the program; MOUNTS are
+    with STRACE, /bin/strace (in TOOLS) runs the program, with PERF
+    /bin/perf records it into /out (which needs OUT); MOUNTS are
     volumes shared by QEMU, and ONE_CONSOLE is for urunc (init_script)."""
     busybox = fetch.unpack("busybox") / "bin" / "busybox"
     cpio = Cpio()
@@ -224,7 +233,7 @@ def build(dest: Path, program_name: str, program: bytes, args: list[str],
         _add_tree(cpio, Path(host), guest, made)
     argv = [f"/app/{program_name}", *args]
     cpio.file("init", init_script(argv, ports, services, out, control, ftrace, core,
-                                  strace, mounts, one_console).encode())
+                                  strace, mounts, one_console, perf).encode())
     cpio.file(f"app/{program_name}", program)
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / "initramfs.cpio.gz"

@@ -250,7 +250,9 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
         with open(m.workdir / "qemu.log", "wb") as qlog:
             # With signals delivered to the program, QEMU gets a process group
             # of its own: a terminal's Ctrl-C reaches `ukl run`, not QEMU.
-            proc = subprocess.Popen(m.argv(), stdin=subprocess.DEVNULL, stdout=qlog,
+            # QEMU dies with this process, even when it is SIGKILLed.
+            proc = subprocess.Popen(["setpriv", "--pdeathsig", "KILL", *m.argv()],
+                                    stdin=subprocess.DEVNULL, stdout=qlog,
                                     stderr=subprocess.STDOUT,
                                     process_group=0 if stop_by_signal else None)
             if m.relay:

@@ -14,16 +14,16 @@ USER_TOP = 0x0000_8000_0000_0000       # lower addresses are the program's
 _FRAME = re.compile(r"^( => )(0x[0-9a-f]+|[0-9a-f]{16})$")
 
 
-def check_out(ftrace: tuple, core: bool, out: Path | None):
-    """Before anything is built: both options bring files out through --out."""
-    for flag, wanted in (("--ftrace", ftrace), ("--core", core)):
+def check_out(ftrace: tuple, core: bool, out: Path | None, perf: bool = False):
+    """Before anything is built: these options bring files out through --out."""
+    for flag, wanted in (("--ftrace", ftrace), ("--core", core), ("--perf", perf)):
         if wanted and out is None:
             raise UklError(f"{flag} needs --out HOSTDIR to bring its files out")
 
 
-def check(built, ftrace: tuple, core: bool, out: Path | None):
+def check(built, ftrace: tuple, core: bool, out: Path | None, perf: bool = False):
     """Before boot: the options need --out, and the functions must exist."""
-    check_out(ftrace, core, out)
+    check_out(ftrace, core, out, perf)
     if ftrace:
         known = {name for _, name in symbols.nm(built.vmlinux)}
         for name in ftrace:
