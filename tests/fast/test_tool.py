@@ -435,7 +435,9 @@ def test_a_one_console_init_writes_everything_to_the_console():
 
 def test_perf_records_the_program_and_its_samples_are_named_on_the_host(tmp_path):
     init = image.init_script(["/app/p", "a"], out=True, perf=True)
-    assert "perf record -q -e cpu-clock -F 999 -g -o /out/perf.data -- /app/p a" in init
+    assert ("perf record -q -e cpu-clock -F 999 -g -o /out/perf.data -- sh -c "
+            f"'echo $$ >{image.PIDFILE}; exec \"$@\"' /app/p env -i") in init
+    assert " /app/p a </dev/null >/dev/ttyS1 2>/dev/ttyS2\n" in init
     assert init.index("perf script -i /out/perf.data") < init.index("tar -C /out")
     script = ("p \n\tffffffff81000010\n\t  401005\n\t  401005\n\t  401105\n\n"
               "p \n\t  401105\n\tfffffffffffffe00\n\n")

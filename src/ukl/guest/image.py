@@ -26,7 +26,7 @@ grep -qE '(^| )ip=' /proc/cmdline ||
 mkdir -p /run
 {mounts}{services}{readiness}{control}{raw}cd /tmp
 echo "ukl: starting {argv0}"
-{core}sh -c 'echo $$ >{pidfile}; {trace_start}exec "$@"' {argv0} env -i {env} {cmd} </dev/null >/dev/{out} 2>/dev/{err}
+{core}{recorder}sh -c 'echo $$ >{pidfile}; {trace_start}exec "$@"' {argv0} env -i {env} {cmd} </dev/null >/dev/{out} 2>/dev/{err}
 status=$?
 echo "ukl: {argv0} exited with status $status"
 {trace_end}echo "{status_line}" >/dev/{status}
@@ -113,7 +113,8 @@ TRACE_FILE = "ftrace.txt"
 STRACE = ["strace", "-f", "-qq"]
 # With --perf: perf (in /bin) records the program's cpu-clock samples with
 # call chains into /out; `perf script` then lists them as addresses, which
-# the host names (the guest's perf has no ELF reader).
+# the host names (the guest's perf has no ELF reader).  perf starts the shell
+# that becomes the program, so that the pidfile, and a stop, name the program.
 PERF = ["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g", "-o", "/out/perf.data",
         "--"]
 PERF_END = "perf script -i /out/perf.data -F comm,ip >/out/perf.script 2>/out/perf.log\n"
@@ -171,7 +172,8 @@ def init_script(argv: list[str], ports=(), services=(), out=False, control=False
                        pidfile=PIDFILE, out=out, err=err, status=status, raw=raw,
                        status_line=console.STATUS_LINE.format(status="$status"),
                        argv0=shlex.quote(argv[0]), env=env,
-                       cmd=shlex.join([*(STRACE if strace else PERF if perf else []), *argv]),
+                       cmd=shlex.join([*STRACE, *argv] if strace else argv),
+                       recorder=shlex.join(PERF) + " " if perf else "",
                        readiness=readiness, services=started)
 
 
