@@ -99,3 +99,16 @@ def test_oci_output_that_exists_and_is_not_empty(tmp_path):
     assert_one_line_error(ukl("oci", "hello", "-o", str(tmp_path)),
                           f"-o {tmp_path}: exists and is not an empty directory")
     assert (tmp_path / "x").read_text() == "keep me"
+
+
+def test_an_out_directory_that_cannot_be_written():
+    res = ukl("run", "hello", "--perf", "--out", "/proc/ukl-out")
+    assert_one_line_error(res, "--out /proc/ukl-out: cannot be written (No such file or "
+                               "directory)")
+
+
+def test_perf_or_strace_of_a_program_that_does_not_exist(tmp_path):
+    for tool in (["--perf", "--out", str(tmp_path / "o")], ["--strace"]):
+        assert_one_line_error(ukl("run", "no-such-program", *tool),
+                              "unknown program 'no-such-program'")
+    assert not (tmp_path / "o").exists()

@@ -3,6 +3,7 @@ a directory is mounted live over virtio-9p, read-write (as Docker does) or
 read-only; a file is copied into the initramfs.  And what the guest leaves in
 /out, brought back (--out HOSTDIR)."""
 import tarfile
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -56,6 +57,16 @@ def check_out_dir(path: Path):
     """--out HOSTDIR: a directory, made if missing; fail before boot otherwise."""
     if path.exists() and not path.is_dir():
         raise UklError(f"--out {path}: not a directory")
+    missing = [p for p in [path.absolute(), *path.absolute().parents] if not p.exists()]
+    try:                                    # made and removed again: nothing is left
+        path.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError as e:
+        raise UklError(f"--out {path}: cannot be written ({e.strerror})") from None
+    finally:
+        for made in missing:
+            if made.exists():
+                made.rmdir()
 
 
 def collect(tar: Path, dest: Path) -> list[str]:
@@ -74,4 +85,6 @@ def collect(tar: Path, dest: Path) -> list[str]:
             t.extractall(dest, members=members)
     except tarfile.TarError as e:
         raise UklError(f"--out {dest}: the guest's /out arrived cut short ({e})") from None
+    except OSError as e:
+        raise UklError(f"--out {dest}: {e.strerror}") from None
     return [m.name for m in members if m.isfile()]
