@@ -16,7 +16,7 @@ import pytest
 
 from ukl import api
 from ukl.build import programs
-from ukl.guest import net
+from ukl.guest import net, volumes
 from ukl.layout import ROOT
 
 pytestmark = pytest.mark.parametrize("config", ["ukl", "baseline"])
@@ -116,7 +116,8 @@ def test_nginx(config, tmp_path):
     big.write_bytes(os.urandom(1 << 20))
     recipe_args = programs.resolve("nginx").args
     args = [*recipe_args[:-1], recipe_args[-1] + " error_log stderr notice;"]
-    srv, port = serve("nginx", config, 80, args, [(big, "/nginx/html/big.bin")])
+    srv, port = serve("nginx", config, 80, args,
+                      [volumes.parse_volume(f"{big}:/nginx/html/big.bin")])
     with srv:
         got = subprocess.run(["curl", "-sf", f"http://127.0.0.1:{port}/big.bin"],
                              capture_output=True, timeout=CLIENT_TIMEOUT)

@@ -125,3 +125,12 @@ def test_perf_call_graphs_run_from_the_program_into_the_kernel(tmp_path, config,
     assert re.search(r"%\s+checksum[.\w]*$", report, re.M)
     assert re.search(r"%\s+vfs_write$", report, re.M)
     assert (tmp_path / "perf.png").stat().st_size > 10000
+
+
+def test_a_program_killed_under_perf_leaves_its_samples_marked_partial(tmp_path):
+    res = subprocess.run([*UKL, "run", "nullderef", "--perf", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=900)
+    assert res.returncode == 139
+    assert re.search(r"ukl: perf: \d+ samples in .*perf\.data \(partial: the program was killed "
+                     r"by a signal, exit 139\)", res.stderr), res.stderr[-2000:]
+    assert (tmp_path / "perf.folded").read_text()

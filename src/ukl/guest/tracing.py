@@ -59,8 +59,8 @@ def _name_program_frames(trace: Path, table: list):
 
 # The program is linked at the low addresses that static executables such as
 # busybox use too, so a breakpoint in it also fires when another process runs
-# code there.  Those processes run at CPL3 and the UKL program at CPL0: a
-# stop at a breakpoint at CPL3 goes on by itself.
+# code there.  Those processes run at CPL3 and the UKL program at CPL0: every
+# breakpoint gets the condition that CS is the kernel's.
 #
 # The kernel has no DWARF, so gdb cannot unwind its C frames.  A UKL system
 # call's stack is known, though: the pt_regs that __ukl_syscall built sit at
@@ -83,9 +83,15 @@ GATE = ({gate_start:#x}, {gate_end:#x})       # __ukl_syscall
 KERNEL, USER_TOP, STACK, REGS = 0xffff800000000000, 0x800000000000, 0x4000, 21 * 8
 
 
-def _ukl_only_cpl0(event):
-    if isinstance(event, gdb.BreakpointEvent) and int(gdb.parse_and_eval("$cs")) & 3:
-        gdb.post_event(lambda: gdb.execute("continue"))
+# Every breakpoint stops only at CPL0: gdb resumes at once, silently, where
+# another process hits it at CPL3.
+def _ukl_only_cpl0(bp):
+    if bp.type in (gdb.BP_BREAKPOINT, gdb.BP_HARDWARE_BREAKPOINT):
+        at_cpl0 = "($cs & 3) == 0"
+        if bp.condition is None:
+            bp.condition = at_cpl0
+        elif at_cpl0 not in bp.condition:
+            bp.condition = f"{{at_cpl0}} && ({{bp.condition}})"
 
 
 class FrameId:
@@ -125,7 +131,7 @@ class UklSyscall(Unwinder):
         return info
 
 
-gdb.events.stop.connect(_ukl_only_cpl0)
+gdb.events.breakpoint_created.connect(_ukl_only_cpl0)
 register_unwinder(None, UklSyscall(), replace=True)
 end
 """
