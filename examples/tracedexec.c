@@ -43,12 +43,31 @@ static pid_t launch(const char *how, char **args)
 	return pid;
 }
 
+/* Until PID has executed ukl-intruder: before, it is a fork of this UKL program. */
+static void wait_for_launcher(pid_t pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+	int tries = 10000;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	while (strcmp(comm, "ukl-intruder\n") && tries--) {
+		usleep(1000);
+		f = fopen(path, "r");
+		if (!f || !fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		if (f)
+			fclose(f);
+	}
+}
+
 static void traced_exec(void)
 {
 	char pid[16];
 	pid_t child, tracer;
 
 	child = launch("traced", NULL);
+	wait_for_launcher(child);
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	tracer = fork();
 	if (tracer == 0) {
