@@ -8,7 +8,7 @@ thread may change its own with arch_prctl(ARCH_UKL_SET_OPTS)).
 
 One vocabulary names what is built: a program and its C library are built
 "ukl" (a UKL object against the patched musl) or "baseline" (a static
-executable against plain musl); kernels are "baseline", "ukl" or "ukl-debug".
+executable against plain musl); kernels are "baseline", "ukl", "ukl-debug" or "ukl-mitigated".
 """
 import dataclasses
 import os
@@ -19,7 +19,7 @@ from .errors import UklError
 # Each UKL option: its boot-parameter name and the Kconfig symbol that builds it.
 OPTIONS = {"ret": "CONFIG_UKL_RET", "byp": "CONFIG_UKL_BYP"}
 # The kernels UKL programs may be linked into; UKL_KERNEL picks one.
-UKL_KERNELS = ["ukl", "ukl-debug"]
+UKL_KERNELS = ["ukl", "ukl-debug", "ukl-mitigated"]
 KINDS = ("ukl", "baseline")
 
 
@@ -55,7 +55,7 @@ SPECTRUM = ["ukl", "ukl-ret", "ukl-byp", "ukl-ret-byp"]
 
 def ukl_kernel() -> str:
     """The UKL kernel to use: `ukl`, or another named by UKL_KERNEL (the debug
-    kernel, which CI does not build)."""
+    or the mitigated kernel, which CI does not build)."""
     flavor = os.environ.get("UKL_KERNEL", "ukl")
     if flavor not in UKL_KERNELS:
         raise UklError(f"unknown UKL kernel {flavor!r} in UKL_KERNEL; valid: "

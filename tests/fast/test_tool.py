@@ -326,6 +326,48 @@ def test_a_program_needing_a_kernel_part_the_kernel_lacks_is_refused_by_name():
         kernel.check_interface({"__ukl_syscall", "__ukl_shortcuts"}, abi, "ukl")
 
 
+def test_code_for_a_kernel_with_thunks_takes_them_and_nothing_else_does():
+    """UKL code for the mitigated kernel is compiled with its thunks, and a
+    program built without them (or for them) is refused by the other kernel."""
+    from ukl.build import kernel
+    assert kernel.thunk_cflags("ukl") == []
+    assert "-mfunction-return=thunk-extern" in kernel.thunk_cflags("ukl-mitigated")
+    assert "-mindirect-branch=thunk-extern" in kernel.thunk_cflags("ukl-mitigated")
+    abi = {"__ukl_syscall": 1, "__ukl_return_thunk": 2, "__x86_indirect_thunk_rax": 3}
+    kernel.check_interface({"__ukl_syscall", "__ukl_return_thunk"}, abi, "ukl-mitigated")
+    with pytest.raises(UklError, match=r"compiled without the return thunks of the "
+                                       r"ukl-mitigated kernel: rebuild it with "
+                                       r"UKL_KERNEL=ukl-mitigated"):
+        kernel.check_interface({"__ukl_syscall"}, abi, "ukl-mitigated")
+    with pytest.raises(UklError, match=r"needs __x86_indirect_thunk_rax, which the ukl kernel "
+                                       r"does not have \(built without "
+                                       r"CONFIG_MITIGATION_RETPOLINE\)"):
+        kernel.check_interface({"__ukl_syscall", "__x86_indirect_thunk_rax"},
+                               {"__ukl_syscall": 1}, "ukl")
+
+
+def _ukl_as():
+    import importlib.util
+    from importlib.machinery import SourceFileLoader
+    from ukl.build import cc
+    loader = SourceFileLoader("ukl_as", str(cc.TOOLCHAIN / "as"))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("ukl_as", loader))
+    loader.exec_module(module)
+    return module
+
+
+def test_the_assembler_sends_hand_written_returns_and_branches_through_the_thunks():
+    uas = _ukl_as()
+    source = ("f:\n\tcall *%r9\n\tjmp *%rdx  # tail\n\tjmp *56(%rdi)\n\trep ret\n"
+              "\tretq\n\tmovq $ret, %rax\n")
+    both = {"--ukl-thunk-branches", "--ukl-thunk-returns"}
+    assert uas.rewrite(source, both) == (
+        "f:\n\tcall __x86_indirect_thunk_r9\n\tjmp __x86_indirect_thunk_rdx\n"
+        "\tjmp *56(%rdi)\n\tjmp __x86_return_thunk\n\tjmp __x86_return_thunk\n"
+        "\tmovq $ret, %rax\n")
+    assert uas.rewrite(source) == source
+
+
 def test_the_control_port_carries_signals_to_the_program(tmp_path):
     """With a stop, QEMU gets the control port on a socket in the run directory,
     and /init kills the program with each signal named on it; without, neither."""

@@ -23,8 +23,14 @@ LINKER_PROVIDED = {"_GLOBAL_OFFSET_TABLE_", "__eh_frame_start", "__eh_frame_end"
                    "__eh_frame_hdr_start", "__eh_frame_hdr_end", "__dso_handle"}
 
 
+# gcc's names for the kernel's speculation thunks, which UKL code built for a
+# kernel with retpolines and return thunks calls (see kernel.thunk_cflags).
+THUNK = re.compile(r"__x86_(indirect_thunk_\w+|return_thunk)")
+
+
 def _left_for_final_link(symbol: str) -> bool:
-    return symbol.startswith(KERNEL_ABI) or symbol in LINKER_PROVIDED
+    return (symbol.startswith(KERNEL_ABI) or symbol in LINKER_PROVIDED
+            or THUNK.fullmatch(symbol) is not None)
 
 
 TRACE = re.compile(r"^.*: (reference to|definition of) \w+$", re.M)
@@ -65,10 +71,19 @@ FRAME_CFLAGS = ["-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer"]
 # hidden in inline assembly, which writes below %rsp.
 UKL_CFLAGS = ["-mno-red-zone", "-fno-pie", *FRAME_CFLAGS]
 UKL_SECTION = ".ukl.object"      # where ukl-cc's output carries the UKL object
+# In a UKL sysroot: the code-generation flags beyond UKL_CFLAGS that its C
+# library was built with, and every program built against it must be.
+CODEGEN_FILE = "ukl-codegen"
+
+
+def codegen_flags(sysroot: Path) -> list[str]:
+    recorded = sysroot / CODEGEN_FILE
+    return recorded.read_text().split() if recorded.exists() else []
 
 
 def gcc_command(sysroot: Path) -> list[str]:
-    return ["gcc", *UKL_CFLAGS, f"-B{TOOLCHAIN}/", *libc_includes(sysroot)]
+    return ["gcc", *UKL_CFLAGS, *codegen_flags(sysroot), f"-B{TOOLCHAIN}/",
+            *libc_includes(sysroot)]
 
 
 def crt_link(sysroot: Path, objects: list[str], libs=()) -> list[str]:

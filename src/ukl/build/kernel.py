@@ -14,6 +14,7 @@ FLAVORS = {
     "baseline": ["qemu-guest.config"],
     "ukl": ["qemu-guest.config", "ukl.config"],
     "ukl-debug": ["qemu-guest.config", "ukl.config", "debug.config"],
+    "ukl-mitigated": ["qemu-guest.config", "ukl.config", "mitigations.config"],
 }
 
 
@@ -61,6 +62,24 @@ def requested_options(flavor: str) -> dict[str, str]:
     for frag in _fragments(flavor):
         opts.update(_config_lines(frag.read_text()))
     return opts
+
+
+# UKL code runs as kernel code, so in a kernel with retpolines and return
+# thunks it is built with them too: it calls the kernel's thunks (cc.THUNK).
+# Assembly too: ukl-cc's assembler rewrites its RETs and indirect branches.
+THUNK_CFLAGS = {
+    "CONFIG_MITIGATION_RETPOLINE": ["-mindirect-branch=thunk-extern",
+                                    "-mindirect-branch-register",
+                                    "-Wa,--ukl-thunk-branches"],
+    "CONFIG_MITIGATION_RETHUNK": ["-mfunction-return=thunk-extern",
+                                  "-Wa,--ukl-thunk-returns"],
+}
+
+
+def thunk_cflags(flavor: str) -> list[str]:
+    options = requested_options(flavor)
+    return [flag for symbol, flags in THUNK_CFLAGS.items() if options.get(symbol) == "y"
+            for flag in flags]
 
 
 def config_values(flavor: str) -> dict[str, str]:
@@ -119,33 +138,55 @@ def build(flavor: str) -> Path:
 
 
 def _ukl_interface(bdir: Path) -> dict[str, int]:
-    """The kernel's UKL interface: its __ukl_* functions, by address."""
+    """The kernel's UKL interface: its __ukl_* functions and its indirect-branch
+    thunks, by address."""
     abi = {}
     for line in (bdir / "System.map").read_text().splitlines():
         addr, kind, symbol = line.split()
-        if symbol.startswith("__ukl_") and kind in "Tt":
+        if (symbol.startswith("__ukl_") or symbol.startswith("__x86_indirect_thunk_")) \
+                and kind in "Tt":
             abi[symbol] = int(addr, 16)
     return abi
 
 
+def _kernel_symbol(symbol: str) -> str:
+    """What resolves a program's reference: __x86_return_thunk is only correct
+    before boot patches the kernel's returns, so UKL code gets its own."""
+    return "__ukl_return_thunk" if symbol == "__x86_return_thunk" else symbol
+
+
+def _needed(app_object: Path) -> dict[str, str]:
+    """The program's references into the kernel, and what resolves each."""
+    return {s: _kernel_symbol(s) for s in cc.undefined_symbols(app_object)
+            if s.startswith(cc.KERNEL_ABI) or cc.THUNK.fullmatch(s)}
+
+
 # The Kconfig symbol behind each optional part of the kernel's UKL interface.
-INTERFACE_OPTIONS = {"__ukl_shortcuts": "CONFIG_UKL_SHORTCUTS"}
+INTERFACE_OPTIONS = {"__ukl_shortcuts": "CONFIG_UKL_SHORTCUTS",
+                     "__ukl_return_thunk": "CONFIG_MITIGATION_RETHUNK",
+                     "__x86_indirect_thunk_": "CONFIG_MITIGATION_RETPOLINE"}
 
 
 def check_interface(needed: set[str], abi: dict[str, int], flavor: str):
-    """Refuse, before linking, a program that needs what the kernel lacks."""
+    """Refuse, before linking, a program that needs what the kernel lacks, or
+    that lacks the return thunk the kernel's own code takes."""
     missing = sorted(needed - set(abi))
     if missing:
-        option = INTERFACE_OPTIONS.get(missing[0])
+        option = next((o for prefix, o in INTERFACE_OPTIONS.items()
+                       if missing[0].startswith(prefix)), None)
         raise UklError(f"the program needs {missing[0]}, which the {flavor} kernel does not "
                        f"have" + (f" (built without {option})" if option else ""))
+    if "-mfunction-return=thunk-extern" in thunk_cflags(flavor) \
+            and "__ukl_return_thunk" not in needed:
+        raise UklError(f"the program was compiled without the return thunks of the {flavor} "
+                       f"kernel: rebuild it with UKL_KERNEL={flavor}")
 
 
-def _link_executable(app_object: Path, exe: Path, abi: dict[str, int]):
+def _link_executable(app_object: Path, exe: Path, resolved: dict[str, int]):
     """The program as a static executable at the usual 4 MiB, calling into the kernel."""
     cc.run_gcc(["gcc", "-static", "-no-pie", "-nostdlib", f"-Wl,-T,{cc.EH_FRAME_LDS}",
                 "-Wl,-z,max-page-size=4096", "-Wl,-z,noexecstack", "-Wl,--build-id=none",
-                str(app_object), *(f"-Wl,--defsym={s}={a:#x}" for s, a in abi.items()),
+                str(app_object), *(f"-Wl,--defsym={s}={a:#x}" for s, a in resolved.items()),
                 "-o", str(exe)], f"linking {exe.name} against the kernel failed")
 
 
@@ -188,11 +229,10 @@ def link(app_object: Path, name: str, flavor: str) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     bdir = build_dir(flavor)
     with steps.lock(bdir):
-        abi = _ukl_interface(bdir)
-        check_interface({s for s in cc.undefined_symbols(app_object)
-                         if s.startswith(cc.KERNEL_ABI)}, abi, flavor)
+        abi, needed = _ukl_interface(bdir), _needed(app_object)
+        check_interface(set(needed.values()), abi, flavor)
         exe, image = dest / "app.elf", dest / "app-image.o"
-        _link_executable(app_object, exe, abi)
+        _link_executable(app_object, exe, {s: abi[k] for s, k in needed.items()})
         _image_object(exe, image)
         _make(flavor, f"link {name} into the kernel", f"UKL_APP={image}", "bzImage")
         moved = sorted(s for s, a in _ukl_interface(bdir).items() if abi.get(s) != a)

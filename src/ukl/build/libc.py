@@ -5,7 +5,8 @@ import os
 import shutil
 from pathlib import Path
 
-from . import cc, fetch, series, steps
+from . import cc, fetch, kernel, series, steps
+from ..configs import ukl_kernel
 from ..errors import UklError
 from ..layout import KBUILD, OUT, SYSROOTS
 from ..proc import run
@@ -16,16 +17,29 @@ KINDS = ("ukl", "baseline")
 SHORTCUT_HEADER = "include/ukl/shortcut.h"
 
 
-def sysroot(kind: str) -> Path:
+def _thunks(kind: str) -> list[str]:
+    """UKL code takes the speculation thunks of the UKL kernel it will run in."""
+    return kernel.thunk_cflags(ukl_kernel()) if kind == "ukl" else []
+
+
+def variant(kind: str) -> str:
+    """What a C library and the programs built with it are called under out/:
+    the kind, and "ukl-thunks" for UKL code built with the kernel's thunks."""
     if kind not in KINDS:
         raise UklError(f"a C library is built 'ukl' or 'baseline', not {kind!r}")
-    return SYSROOTS / kind
+    return f"{kind}-thunks" if _thunks(kind) else kind
+
+
+def sysroot(kind: str) -> Path:
+    return SYSROOTS / variant(kind)
 
 
 def _inputs(kind: str) -> tuple[Path, list[str], str, str]:
     """Source tree, CFLAGS, musl's gcc wrapper, and the key of the source."""
     if kind == "ukl":
-        return series.tree("musl"), ["-O2", *cc.UKL_CFLAGS], "no", series.series_hash("musl")
+        thunks = [f"-B{cc.TOOLCHAIN}/", *_thunks(kind)] if _thunks(kind) else []
+        return series.tree("musl"), ["-O2", *cc.UKL_CFLAGS, *thunks], "no", \
+            series.series_hash("musl")
     return fetch.unpack("musl"), ["-O2", *cc.FRAME_CFLAGS], "gcc", \
         steps.key_of(fetch.pin_digest("musl"), series.series_hash("musl"))
 
@@ -36,7 +50,7 @@ def build(kind: str) -> Path:
     key = steps.key_of(source_key, fetch.pin_digest("kernel"), cflags)
 
     def make(root: Path):
-        bdir = OUT / "musl-build" / kind
+        bdir = OUT / "musl-build" / variant(kind)
         shutil.rmtree(bdir, ignore_errors=True)
         bdir.mkdir(parents=True)
         env = {"CC": "gcc", "CFLAGS": " ".join(cflags)}
@@ -52,6 +66,7 @@ def build(kind: str) -> Path:
         if kind == "baseline":        # one source builds for both: the shortcuts are calls
             (root / "include" / "ukl").mkdir(exist_ok=True)
             shutil.copy(series.tree("musl") / SHORTCUT_HEADER, root / "include" / "ukl")
+        (root / cc.CODEGEN_FILE).write_text(" ".join(_thunks(kind)))
     return steps.stamped(sysroot(kind), key, make)
 
 

@@ -137,7 +137,7 @@ def build(program: Program, config: Config) -> Path:
     """For a UKL configuration, the UKL object for kernel.link; otherwise a
     static executable."""
     kind = config.kind
-    out_dir = PROGRAMS / kind
+    out_dir = PROGRAMS / libc.variant(kind)
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / (f"{program.name}.o" if kind == "ukl" else program.name)
     tmp = out.with_name(out.name + ".new")

@@ -158,7 +158,7 @@ def build(recipe: Recipe, kind: str) -> Path:
     for libc_kind in libc.KINDS:          # ukl-cc links with both
         libc.build(libc_kind)
     deps = {d: build(load(d), kind) / "prefix" for d in recipe.depends}
-    dest = BUILD_ROOT / kind / recipe.name
+    dest = BUILD_ROOT / libc.variant(kind) / recipe.name
     return steps.stamped(dest, _key(recipe, kind, {d: p.parent for d, p in deps.items()}),
                          lambda d: _run_steps(recipe, kind, d, deps))
 

@@ -22,4 +22,14 @@ ukl_tcp_send:
 ukl_tcp_recv:
 	jmp	recv
 	.size	ukl_tcp_recv, . - ukl_tcp_recv
+
+/* Code built with a kernel's speculation thunks returns and branches plainly. */
+	.weak	__x86_return_thunk
+__x86_return_thunk:
+	ret
+	.irp	reg, rax, rbx, rcx, rdx, rsi, rdi, rbp, r8, r9, r10, r11, r12, r13, r14, r15
+	.weak	__x86_indirect_thunk_\reg
+__x86_indirect_thunk_\reg:
+	jmp	*%\reg
+	.endr
 	.section .note.GNU-stack, "", @progbits
