@@ -359,12 +359,13 @@ def _ukl_as():
 def test_the_assembler_sends_hand_written_returns_and_branches_through_the_thunks():
     uas = _ukl_as()
     source = ("f:\n\tcall *%r9\n\tjmp *%rdx  # tail\n\tjmp *56(%rdi)\n\trep ret\n"
-              "\tretq\n\tmovq $ret, %rax\n")
+              "\tretq\n1:\tret\n\tmovq $ret, %rax\n\tmov %rcx,%rsp ; jmp *%rax\n")
     both = {"--ukl-thunk-branches", "--ukl-thunk-returns"}
     assert uas.rewrite(source, both) == (
         "f:\n\tcall __x86_indirect_thunk_r9\n\tjmp __x86_indirect_thunk_rdx\n"
         "\tjmp *56(%rdi)\n\tjmp __x86_return_thunk\n\tjmp __x86_return_thunk\n"
-        "\tmovq $ret, %rax\n")
+        "1:\tjmp __x86_return_thunk\n\tmovq $ret, %rax\n"
+        "\tmov %rcx,%rsp ; jmp __x86_indirect_thunk_rax\n")
     assert uas.rewrite(source) == source
 
 

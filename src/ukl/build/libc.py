@@ -37,9 +37,13 @@ def sysroot(kind: str) -> Path:
 def _inputs(kind: str) -> tuple[Path, list[str], str, str]:
     """Source tree, CFLAGS, musl's gcc wrapper, and the key of the source."""
     if kind == "ukl":
-        thunks = [f"-B{cc.TOOLCHAIN}/", *_thunks(kind)] if _thunks(kind) else []
-        return series.tree("musl"), ["-O2", *cc.UKL_CFLAGS, *thunks], "no", \
-            series.series_hash("musl")
+        if not _thunks(kind):
+            return series.tree("musl"), ["-O2", *cc.UKL_CFLAGS], "no", series.series_hash("musl")
+        # The thunks of musl's assembly come from ukl-cc's assembler.
+        assembler = (cc.TOOLCHAIN / "as").read_text()
+        return series.tree("musl"), ["-O2", *cc.UKL_CFLAGS, f"-B{cc.TOOLCHAIN}/",
+                                     *_thunks(kind)], "no", \
+            steps.key_of(series.series_hash("musl"), assembler)
     return fetch.unpack("musl"), ["-O2", *cc.FRAME_CFLAGS], "gcc", \
         steps.key_of(fetch.pin_digest("musl"), series.series_hash("musl"))
 
