@@ -4,7 +4,10 @@
  * program address: it must never be kernel code, i.e. the kernel's entry
  * code must not be interruptible on the program's behalf (a cancellation
  * landing there would be lost: it lies outside musl's [__cp_begin,
- * __cp_end)).
+ * __cp_end)).  The one kernel text that runs as the program's own code is
+ * a kernel's speculation thunks, which a program built for a kernel with
+ * retpolines calls: the addresses landed at are printed, for the test to
+ * name.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -20,11 +23,14 @@
 
 static volatile int stop;
 static volatile unsigned long delivered, in_kernel;
+static unsigned long kernel_ips[16];
 
 static void handler(int sig, siginfo_t *si, void *ctx)
 {
 	unsigned long ip = ((ucontext_t *)ctx)->uc_mcontext.gregs[REG_RIP];
 
+	if (ip >= 0x800000000000UL && in_kernel < 16)
+		kernel_ips[in_kernel] = ip;
 	in_kernel += ip >= 0x800000000000UL;
 	delivered++;
 }
@@ -59,5 +65,7 @@ int main(void)
 	pthread_join(t, NULL);
 	printf("%lu signals delivered to a thread making system calls; "
 	       "%lu interrupted kernel code\n", delivered, in_kernel);
+	for (unsigned long i = 0; i < in_kernel && i < 16; i++)
+		printf("at %#lx\n", kernel_ips[i]);
 	return 0;
 }

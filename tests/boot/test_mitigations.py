@@ -34,10 +34,10 @@ def _raw_branches(elf) -> dict[str, list[str]]:
     return found
 
 
-def _boot(program, config, cpu):
+def _boot(program, config, cpu, smp=1):
     built = api.build(program, config)
     out = io.BytesIO()
-    result = api.boot(built, api.Options(cpu=cpu), stdout=out, stderr=io.BytesIO())
+    result = api.boot(built, api.Options(cpu=cpu, smp=smp), stdout=out, stderr=io.BytesIO())
     return built, result, out.getvalue().decode()
 
 
@@ -62,10 +62,12 @@ def test_the_program_s_returns_take_the_thunk_the_kernel_chose_for_the_cpu(cpu, 
         assert thunk in _names_at(built.vmlinux, target)
 
 
+@pytest.mark.parametrize("smp", [1, 2])
+@pytest.mark.parametrize("example", ["signals", "threads"])
 @pytest.mark.parametrize("config", configs.SPECTRUM)
-def test_signals_behave_as_on_linux_through_the_srso_thunk(runs, config):
-    want = runs("signals", "baseline")
-    built, result, out = _boot("signals", config, "EPYC")
+def test_examples_behave_as_on_linux_through_the_srso_thunk(runs, config, example, smp):
+    want = runs(example, "baseline", smp=smp)
+    built, result, out = _boot(example, config, "EPYC", smp)
     assert (result.status, out) == (want.status, want.stdout)
 
 
