@@ -4,6 +4,7 @@ process could train.  CI builds only the plain UKL kernel; these run with
 UKL_KERNEL=ukl-mitigated (kernel/configs/mitigations.config), as do the
 examples and configuration tests, which then run against that kernel."""
 import io
+import json
 import re
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from ukl import api, configs
 from ukl.build import kernel, programs
 from ukl.errors import UklError
+from ukl.measure import bench
 from ukl.proc import capture
 
 pytestmark = pytest.mark.skipif(
@@ -91,3 +93,14 @@ def test_a_program_built_for_the_plain_kernel_is_refused(monkeypatch):
     with pytest.raises(UklError, match="compiled without the return thunks of the "
                                        "ukl-mitigated kernel"):
         kernel.link(obj, "hello-plain", "ukl-mitigated")
+
+
+def test_returns_to_the_program_take_iret_when_the_kernel_relies_on_retpolines():
+    """UKL_BYP and UKL_RET return with `jmp *`, which another process could
+    train; on this kernel a bypassed getppid returns with IRET instead (the
+    plain kernel's ukl-ret-byp runs none: docs/design.md, "The spectrum")."""
+    results = json.loads((bench.run(["ukl-ret-byp"], ["getppid"], quick=True)
+                          / "results.json").read_text())
+    row = next(run for run in results["runs"] if run["config"] == "ukl-ret-byp")["rows"][0]
+    assert row["switches"]["iret"] == 1.0
+    assert row["switches"]["sysret"] == row["switches"]["syscall"] == 0.0
