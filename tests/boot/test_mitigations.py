@@ -10,7 +10,7 @@ import re
 import pytest
 
 from ukl import api, configs
-from ukl.build import kernel, programs
+from ukl.build import cc, kernel, programs
 from ukl.errors import UklError
 from ukl.measure import bench
 from ukl.proc import capture
@@ -18,22 +18,6 @@ from ukl.proc import capture
 pytestmark = pytest.mark.skipif(
     configs.ukl_kernel() != "ukl-mitigated",
     reason="needs UKL_KERNEL=ukl-mitigated (CI does not build the mitigated kernel)")
-
-# longjmp's `jmp *56(%rdi)`, in musl's assembly, is the one indirect branch
-# that cannot take a thunk: it needs a register, and it has none to spare.
-UNTHUNKED = {"__longjmp", "_longjmp", "longjmp"}
-
-
-def _raw_branches(elf) -> dict[str, list[str]]:
-    """Function -> its RETs and indirect JMPs and CALLs, in the program's code."""
-    found, func = {}, None
-    for line in capture(["objdump", "-d", "--no-show-raw-insn", str(elf)]).splitlines():
-        if m := re.match(r"^[0-9a-f]+ <(.+)>:$", line):
-            func = m.group(1)
-        elif m := re.match(r"^\s+[0-9a-f]+:\t((?:rep[z]? )?ret\S*|(?:jmp|call)\S*\s+\*.*)$",
-                           line):
-            found.setdefault(func, []).append(m.group(1).strip())
-    return found
 
 
 def _boot(program, config, cpu, smp=1):
@@ -76,15 +60,17 @@ def test_examples_behave_as_on_linux_through_the_srso_thunk(runs, config, exampl
 @pytest.mark.parametrize("example", ["signals", "threads", "cancel"])
 def test_every_return_and_indirect_branch_takes_the_kernel_s_thunks(example):
     built = api.build(example, "ukl-ret-byp")
-    raw = _raw_branches(built.elf)
-    assert set(raw) <= UNTHUNKED, raw
+    raw = cc.unthunked(built.elf)
+    assert set(raw) <= cc.KNOWN_UNTHUNKED, raw
     text = capture(["objdump", "-d", str(built.elf)])
     assert re.search(r"jmp\s+\S+ <__x86_return_thunk>", text)
     assert re.search(r"call\s+\S+ <__x86_indirect_thunk_r\w+>", text)
-    # gcc's name for the return thunk is the kernel's UKL one.
-    address = int(re.search(r"^([0-9a-f]+) A __x86_return_thunk$",
-                            capture(["nm", str(built.elf)]), re.M).group(1), 16)
-    assert "__ukl_return_thunk" in _names_at(built.vmlinux, address)
+    # gcc's names for the thunks are the kernel's UKL ones, which boot patches.
+    symbols = capture(["nm", str(built.elf)])
+    for gcc_name, ukl_name in [("__x86_return_thunk", "__ukl_return_thunk"),
+                               ("__x86_indirect_thunk_rax", "__ukl_indirect_thunk_rax")]:
+        address = int(re.search(rf"^([0-9a-f]+) A {gcc_name}$", symbols, re.M).group(1), 16)
+        assert ukl_name in _names_at(built.vmlinux, address)
 
 
 def test_a_program_built_for_the_plain_kernel_is_refused(monkeypatch):

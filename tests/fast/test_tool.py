@@ -333,17 +333,29 @@ def test_code_for_a_kernel_with_thunks_takes_them_and_nothing_else_does():
     assert kernel.thunk_cflags("ukl") == []
     assert "-mfunction-return=thunk-extern" in kernel.thunk_cflags("ukl-mitigated")
     assert "-mindirect-branch=thunk-extern" in kernel.thunk_cflags("ukl-mitigated")
-    abi = {"__ukl_syscall": 1, "__ukl_return_thunk": 2, "__x86_indirect_thunk_rax": 3}
+    assert kernel._kernel_symbol("__x86_indirect_thunk_r13") == "__ukl_indirect_thunk_r13"
+    assert kernel._kernel_symbol("__x86_return_thunk") == "__ukl_return_thunk"
+    assert kernel._kernel_symbol("__ukl_syscall") == "__ukl_syscall"
+    abi = {"__ukl_syscall": 1, "__ukl_return_thunk": 2, "__ukl_indirect_thunk_rax": 3}
     kernel.check_interface({"__ukl_syscall", "__ukl_return_thunk"}, abi, "ukl-mitigated")
     with pytest.raises(UklError, match=r"compiled without the return thunks of the "
                                        r"ukl-mitigated kernel: rebuild it with "
                                        r"UKL_KERNEL=ukl-mitigated"):
         kernel.check_interface({"__ukl_syscall"}, abi, "ukl-mitigated")
-    with pytest.raises(UklError, match=r"needs __x86_indirect_thunk_rax, which the ukl kernel "
+    with pytest.raises(UklError, match=r"needs __ukl_indirect_thunk_rax, which the ukl kernel "
                                        r"does not have \(built without "
                                        r"CONFIG_MITIGATION_RETPOLINE\)"):
-        kernel.check_interface({"__ukl_syscall", "__x86_indirect_thunk_rax"},
+        kernel.check_interface({"__ukl_syscall", "__ukl_indirect_thunk_rax"},
                                {"__ukl_syscall": 1}, "ukl")
+
+
+def test_code_left_without_thunks_is_found_by_function(tmp_path):
+    from ukl.build import cc
+    src = tmp_path / "t.s"
+    src.write_text("\t.text\nplain:\n\tret\nthunked:\n\tjmp __x86_return_thunk\n"
+                   "branchy:\n\tcall __x86_indirect_thunk_rax\n\tjmp *8(%rdi)\n")
+    subprocess.run(["gcc", "-c", str(src), "-o", str(tmp_path / "t.o")], check=True)
+    assert cc.unthunked(tmp_path / "t.o") == ["plain", "branchy"]
 
 
 def _ukl_as():

@@ -145,6 +145,33 @@ def check_kernel_entries(obj: Path):
                 raise UklError(stray_cli.format(func))
 
 
+# What a thunk replaces: a RET, or a JMP or CALL through a register or memory.
+RAW_BRANCH = re.compile(r"^\s+[0-9a-f]+:\t(?:(?:rep[z]? )?ret|(?:jmp|call)\S*\s+\*)")
+# musl's longjmp ends in `jmp *56(%rdi)`, with no register free for a thunk.
+KNOWN_UNTHUNKED = {"__longjmp", "_longjmp", "longjmp"}
+
+
+def unthunked(obj: Path) -> list[str]:
+    """The functions of OBJ that still return or branch indirectly by themselves."""
+    found, func = [], None
+    for line in capture(["objdump", "-d", "--no-show-raw-insn", str(obj)]).splitlines():
+        if m := re.match(r"^[0-9a-f]+ <(.+)>:$", line):
+            func = m.group(1)
+        elif RAW_BRANCH.match(line) and func not in found:
+            found.append(func)
+    return found
+
+
+def _warn_unthunked(obj: Path):
+    """Code built elsewhere (a prebuilt archive, an assembler ukl-cc did not run)
+    may lack the kernel's thunks: say where, once."""
+    left = [f for f in unthunked(obj) if f not in KNOWN_UNTHUNKED]
+    if left:
+        more = f" and {len(left) - 3} more" if len(left) > 3 else ""
+        print(f"ukl-cc: warning: {', '.join(left[:3])}{more} return or branch without the "
+              f"kernel's speculation thunks", file=sys.stderr)
+
+
 def link(args: list[str], output: Path, sysroot: Path, libs: list[str] = ()):
     """Partially link crt, ARGS, LIBS and libc into OUTPUT, checked."""
     partial = output.with_name(output.name + ".r.o")
@@ -156,6 +183,8 @@ def link(args: list[str], output: Path, sysroot: Path, libs: list[str] = ()):
         check_undefined(partial)
         check_kernel_entries(partial)
         _warn_dynamic_loading(trace)
+        if codegen_flags(sysroot):
+            _warn_unthunked(partial)
         os.replace(partial, output)
     finally:
         partial.unlink(missing_ok=True)

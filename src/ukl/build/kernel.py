@@ -138,21 +138,20 @@ def build(flavor: str) -> Path:
 
 
 def _ukl_interface(bdir: Path) -> dict[str, int]:
-    """The kernel's UKL interface: its __ukl_* functions and its indirect-branch
-    thunks, by address."""
+    """The kernel's UKL interface: its __ukl_* functions, by address."""
     abi = {}
     for line in (bdir / "System.map").read_text().splitlines():
         addr, kind, symbol = line.split()
-        if (symbol.startswith("__ukl_") or symbol.startswith("__x86_indirect_thunk_")) \
-                and kind in "Tt":
+        if symbol.startswith("__ukl_") and kind in "Tt":
             abi[symbol] = int(addr, 16)
     return abi
 
 
 def _kernel_symbol(symbol: str) -> str:
-    """What resolves a program's reference: __x86_return_thunk is only correct
-    before boot patches the kernel's returns, so UKL code gets its own."""
-    return "__ukl_return_thunk" if symbol == "__x86_return_thunk" else symbol
+    """What resolves a program's reference: gcc's thunks become the kernel's UKL
+    ones, whose jumps boot patches for the CPU as it patches the kernel's own."""
+    thunk = cc.THUNK.fullmatch(symbol)
+    return f"__ukl_{thunk.group(1)}" if thunk else symbol
 
 
 def _needed(app_object: Path) -> dict[str, str]:
@@ -164,7 +163,7 @@ def _needed(app_object: Path) -> dict[str, str]:
 # The Kconfig symbol behind each optional part of the kernel's UKL interface.
 INTERFACE_OPTIONS = {"__ukl_shortcuts": "CONFIG_UKL_SHORTCUTS",
                      "__ukl_return_thunk": "CONFIG_MITIGATION_RETHUNK",
-                     "__x86_indirect_thunk_": "CONFIG_MITIGATION_RETPOLINE"}
+                     "__ukl_indirect_thunk_": "CONFIG_MITIGATION_RETPOLINE"}
 
 
 def check_interface(needed: set[str], abi: dict[str, int], flavor: str):
