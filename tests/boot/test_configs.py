@@ -1,14 +1,13 @@
 """The optimisation spectrum: every configuration runs on the one UKL kernel,
 selected at boot, and behaves as Linux does.  CI runs the matrix on 2 CPUs;
 the full matrix is `UKL_MATRIX_SMP=1,2 .venv/bin/pytest tests/boot/test_configs.py`."""
-import bisect
 import os
 import re
 
 import pytest
 
 from cases import SUITE
-from ukl import configs
+from ukl import configs, symbols
 from ukl.build import kernel
 
 OPTIMISED = [c for c in configs.SPECTRUM if c != "ukl"]
@@ -55,15 +54,8 @@ def test_signals_never_land_in_kernel_code(runs, config, smp):
     flavor = configs.get(config).kernel
     if not kernel.thunk_cflags(flavor):
         assert count == 0
-    names = {_kernel_function_at(flavor, int(line.split()[1], 16)) for line in landed}
+    table = symbols.nm(kernel.build_dir(flavor) / "vmlinux") if landed else []
+    names = {symbols.locate(table, int(line.split()[1], 16)).split("+")[0] for line in landed}
     assert len(landed) == min(count, 16)
-    assert all(re.fullmatch(r"__ukl_return_thunk|__x86_indirect_thunk_\w+|\w+_return_thunk"
-                            r"|srso_\w+|retbleed_\w+", n) for n in names), names
-
-
-def _kernel_function_at(flavor: str, address: int) -> str:
-    text = sorted((int(a, 16), name) for a, kind, name in
-                  (line.split() for line in
-                   (kernel.build_dir(flavor) / "System.map").read_text().splitlines())
-                  if kind in "Tt")
-    return text[bisect.bisect_right(text, (address, "\uffff")) - 1][1]
+    assert all(re.fullmatch(r"__ukl_(return|indirect)_thunk\w*|__x86_indirect_thunk_\w+"
+                            r"|\w+_return_thunk|srso_\w+|retbleed_\w+", n) for n in names), names

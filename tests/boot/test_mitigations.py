@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from ukl import api, configs
+from ukl import api, configs, symbols
 from ukl.build import cc, kernel, programs
 from ukl.errors import UklError
 from ukl.measure import bench
@@ -28,8 +28,7 @@ def _boot(program, config, cpu, smp=1):
 
 
 def _names_at(vmlinux, address: int) -> set[str]:
-    parts = (line.split() for line in capture(["nm", str(vmlinux)]).splitlines())
-    return {p[2] for p in parts if len(p) == 3 and int(p[0], 16) == address}
+    return {name for at, name in symbols.nm(vmlinux) if at == address}
 
 
 # QEMU's default TCG CPU (AMD, no Retbleed) needs no return thunk; an EPYC

@@ -175,7 +175,7 @@ def check_interface(needed: set[str], abi: dict[str, int], flavor: str):
                        if missing[0].startswith(prefix)), None)
         raise UklError(f"the program needs {missing[0]}, which the {flavor} kernel does not "
                        f"have" + (f" (built without {option})" if option else ""))
-    if "-mfunction-return=thunk-extern" in thunk_cflags(flavor) \
+    if requested_options(flavor).get("CONFIG_MITIGATION_RETHUNK") == "y" \
             and "__ukl_return_thunk" not in needed:
         raise UklError(f"the program was compiled without the return thunks of the {flavor} "
                        f"kernel: rebuild it with UKL_KERNEL={flavor}")
