@@ -6,10 +6,12 @@
  * and three ways for each: /proc/PID/task/TID/mem, process_vm_writev() and
  * PTRACE_SEIZE.
  *
- *   ukl-intruder PID ADDR VALUE
+ *   ukl-intruder PID ADDR VALUE [nomodule]
  *
  * One line per thread and way, "<comm> <way>: <result>"; a comm such as
  * iou-sqp-42 loses its "-42", so that the output does not depend on pids.
+ * With "nomodule", CAP_SYS_MODULE is dropped first, as in a container
+ * started with --cap-add SYS_ADMIN.
  *
  *   ukl-intruder trace PID
  *
@@ -27,6 +29,12 @@
  *
  * The ordinary launcher of those two: wait until traced, or drop to uid
  * 1000 keeping CAP_SYS_ADMIN (KEEPCAPS), then execute PATH.
+ *
+ *   ukl-intruder parent nobody|nomodule|root PATH ADDR VALUE
+ *
+ * A parent that a program asks to trace it: fork, become nobody or drop
+ * CAP_SYS_MODULE (or stay root), then let the child execute "PATH traced",
+ * which calls PTRACE_TRACEME and stops; write VALUE at ADDR in it.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -134,6 +142,47 @@ static int traced(void)
 	return pid != 0;
 }
 
+static int drop(const char *how)
+{
+	if (!strcmp(how, "nobody"))
+		return setgid(65534) || setuid(65534) ? -1 : 0;
+	if (!strcmp(how, "nomodule"))
+		return set_cap(CAP_SYS_MODULE, 0);
+	return 0;
+}
+
+static int parent(const char *how, const char *path, unsigned long addr, unsigned long value)
+{
+	int go[2], status;
+	pid_t child;
+	char c = 0;
+
+	if (pipe(go))
+		return 1;
+	fflush(stdout);
+	child = fork();
+	if (child == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) == 1)
+			execl(path, path, "traced", (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	if (drop(how)) {
+		perror(how);
+		return 1;
+	}
+	if (write(go[1], &c, 1) != 1)
+		return 1;
+	while (waitpid(child, &status, 0) == child && WIFSTOPPED(status)) {
+		printf("PTRACE_POKEDATA: %s\n",
+		       result(ptrace(PTRACE_POKEDATA, child, (void *)addr, (void *)value)));
+		fflush(stdout);
+		ptrace(PTRACE_CONT, child, NULL, NULL);
+	}
+	return 0;
+}
+
 static int keep_admin_as_1000(void)
 {
 	if (prctl(PR_SET_KEEPCAPS, 1) || setgid(1000) || setuid(1000))
@@ -235,9 +284,16 @@ int main(int argc, char **argv)
 		return race();
 	if (argc >= 4 && !strcmp(argv[1], "exec"))
 		return launch(argv[2], argv + 3);
-	if (argc != 4) {
-		fprintf(stderr, "usage: ukl-intruder PID ADDR VALUE | trace PID | race | exec HOW PATH ARG...\n");
+	if (argc == 6 && !strcmp(argv[1], "parent"))
+		return parent(argv[2], argv[3], strtoul(argv[4], NULL, 0), strtoul(argv[5], NULL, 0));
+	if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "nomodule"))) {
+		fprintf(stderr, "usage: ukl-intruder PID ADDR VALUE [nomodule] | trace PID | race | "
+			"exec HOW PATH ARG... | parent HOW PATH ADDR VALUE\n");
 		return 2;
+	}
+	if (argc == 5 && drop("nomodule")) {
+		perror("dropping CAP_SYS_MODULE");
+		return 1;
 	}
 	addr = strtoul(argv[2], NULL, 0);
 	value = strtoul(argv[3], NULL, 0);

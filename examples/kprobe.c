@@ -1,8 +1,11 @@
 /*
- * A kprobe on kernel text that a UKL program calls without a system call:
+ * kprobes and the kernel text a UKL program runs without a system call:
  * the kernel's vDSO clock reader, which the UKL C library calls for
- * clock_gettime().  The probe must fire on every call, and the program
- * must go on, as it would for a probe on any kernel function.
+ * clock_gettime().  That text runs in the program's context, on its stack,
+ * where a probe's handler (a kretprobe's return hook, an emulated push or
+ * an optimized probe's detour) cannot run, so a probe there is refused when
+ * it is registered, as a probe on entry code is.  A probe on the system
+ * call the program makes fires on each call, and the program goes on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,34 +29,51 @@ static int put(const char *file, const char *text)
 	return ok ? 0 : -1;
 }
 
-int main(void)
+static const char *try(const char *probe)
+{
+	return put(TRACING "kprobe_events", probe) ? strerror(errno) : "registered";
+}
+
+static unsigned long hits(const char *event)
 {
 	char line[256], name[128];
-	unsigned long hits = 0, misses;
+	unsigned long n = 0, misses;
+	FILE *f = fopen(TRACING "kprobe_profile", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%127s %lu %lu", name, &n, &misses) == 3 && !strcmp(name, event))
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+int main(void)
+{
 	struct timespec ts;
-	FILE *f;
 	int i;
 
 	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) && errno != EBUSY) {
 		perror("mount tracefs");
 		return 1;
 	}
-	if (put(TRACING "kprobe_events", "p:ukl/clock __ukl_vdso_clock_gettime\n") ||
-	    put(TRACING "events/ukl/clock/enable", "1")) {
-		printf("no probe on __ukl_vdso_clock_gettime: %s\n", strerror(errno));
+	printf("kprobe on the clock reader: %s\n",
+	       try("p:ukl/clock __ukl_vdso_clock_gettime\n"));
+	printf("kprobe inside it (optimizable): %s\n",
+	       try("p:ukl/inside __ukl_vdso_clock_gettime+4\n"));
+	printf("kretprobe on it: %s\n", try("r:ukl/ret __ukl_vdso_clock_gettime\n"));
+	if (put(TRACING "kprobe_events", "p:ukl/ppid __x64_sys_getppid\n") ||
+	    put(TRACING "events/ukl/enable", "1")) {
+		printf("no probe on __x64_sys_getppid: %s\n", strerror(errno));
 		return 1;
 	}
-	for (i = 0; i < CALLS; i++)
+	usleep(100000);			/* time for probes to be optimized */
+	for (i = 0; i < CALLS; i++) {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-	put(TRACING "events/ukl/clock/enable", "0");
-	f = fopen(TRACING "kprobe_profile", "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%127s %lu %lu", name, &hits, &misses) == 3 &&
-		    !strcmp(name, "ukl/clock"))
-			break;
-	if (f)
-		fclose(f);
-	printf("%d clock reads, the probe fired %s, and the program went on\n", CALLS,
-	       hits >= CALLS ? "on each" : "less often");
+		getppid();
+	}
+	put(TRACING "events/ukl/enable", "0");
+	printf("%d clock reads and getppid() calls: the getppid probe fired %s\n", CALLS,
+	       hits("ukl/ppid") >= CALLS ? "on each" : "less often");
 	return 0;
 }

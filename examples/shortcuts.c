@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -334,6 +335,105 @@ static long seccomp_filter(io_fn s, io_fn r)
 	return WEXITSTATUS(status) == 1 ? -EPERM : WEXITSTATUS(status) == 2 ? 1 : -ENOSYS;
 }
 
+/* A length of 2 GiB is capped as the system call caps it (MAX_RW_COUNT):
+ * on an empty blocking socket, recv() waits (here until a signal). */
+static long huge_recv(io_fn s, io_fn r)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct itimerval t = { .it_value.tv_usec = 50000 };
+	size_t len = 1UL << 31;
+	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	int fds[2];
+	long n;
+
+	sigaction(SIGALRM, &sa, NULL);
+	tcp_pair(fds);
+	setitimer(ITIMER_REAL, &t, NULL);
+	n = r(fds[1], buf, len, 0);
+	close(fds[0]);
+	close(fds[1]);
+	munmap(buf, len);
+	return n;
+}
+
+/* The system call that /proc/PID/syscall names for a task blocked in recv. */
+static long blocked_recv_syscall(io_fn s, io_fn r)
+{
+	char path[64], line[256] = "";
+	int fds[2], tries = 1000;
+	long nr = -1;
+	pid_t pid;
+	FILE *f;
+
+	tcp_pair(fds);
+	pid = fork();
+	if (pid == 0) {
+		char buf[4];
+
+		_exit(r(fds[1], buf, sizeof(buf), 0) == 4 ? 0 : 1);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	while (tries--) {
+		usleep(1000);
+		f = fopen(path, "r");
+		if (f && fgets(line, sizeof(line), f) && sscanf(line, "%ld", &nr) == 1 && nr >= 0 &&
+		    strcmp(line, "running\n")) {
+			fclose(f);
+			break;
+		}
+		if (f)
+			fclose(f);
+	}
+	send(fds[0], "done", 4, 0);
+	waitpid(pid, NULL, 0);
+	close(fds[0]);
+	close(fds[1]);
+	return nr;
+}
+
+/* r9 after a send made with the raw system call convention (r8 NULL and r9
+ * 5, the address and its length, which a send leaves alone): it is kept. */
+static long raw_send(int fd, long nr)
+{
+	register long r8 __asm__("r8") = 0;
+	register long r9 __asm__("r9") = 5;
+	register long r10 __asm__("r10") = 0;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret), "+r"(r8), "+r"(r9)
+			 : "0"(nr), "D"((long)fd), "S"("x"), "d"(1L), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return ret == 1 ? r9 : -ret;
+}
+
+static long sc_raw_send(int fd, void *buf, size_t len, int flags)
+{
+#ifdef __UKL__
+	return raw_send(fd, 0x20000000);		/* UKL_SHORTCUT_TCP_SEND */
+#else
+	return raw_send(fd, SYS_sendto);
+#endif
+}
+
+static long do_raw_send(int fd, void *buf, size_t len, int flags)
+{
+	return raw_send(fd, SYS_sendto);
+}
+
+static long registers_kept(io_fn s, io_fn r)
+{
+	int fds[2];
+	long n;
+
+	tcp_pair(fds);
+	n = (s == sc_send ? sc_raw_send : do_raw_send)(fds[0], NULL, 0, 0);
+	close(fds[0]);
+	close(fds[1]);
+	return n;
+}
+
 static long eintr(io_fn s, io_fn r) { return interrupted_recv(r, 0); }
 static long restarted(io_fn s, io_fn r) { return interrupted_recv(r, 1); }
 
@@ -356,5 +456,8 @@ int main(void)
 	both("recv interrupted, no SA_RESTART", eintr);
 	both("recv interrupted, SA_RESTART", restarted);
 	both("send under a seccomp filter on sendto", seccomp_filter);
+	both("recv of 2 GiB, nothing there, interrupted", huge_recv);
+	both("/proc/PID/syscall while blocked in recv", blocked_recv_syscall);
+	both("r9 after a raw send with r9 = 5", registers_kept);
 	return 0;
 }

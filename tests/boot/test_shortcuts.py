@@ -2,7 +2,7 @@
 what send() and recv() give, on the same inputs, error cases included."""
 import pytest
 
-CASES = 15
+CASES = 18
 
 
 @pytest.mark.parametrize("config", ["ukl", "ukl-byp", "ukl-ret-byp"])

@@ -92,22 +92,110 @@ def test_handlers_may_set_tf_and_clear_ac_as_on_linux(runs, config, smp):
     assert "WARNING" not in run.console
 
 
+# examples/control.c: who may write a UKL program's memory or registers.
+# True where the intruder's choice must run, at CPL0.
+CONTROL = {
+    "root without CAP_SYS_MODULE": False,
+    "root": True,
+    "a parent as nobody": False,
+    "a parent as root without CAP_SYS_MODULE": False,
+    "a parent as root": True,
+    "root, modules disabled": False,
+    "a parent as root, modules disabled": False,
+}
+
+
+def sections(stdout: str) -> dict[str, list[str]]:
+    """The '== who' sections of examples/control.c, each with its lines."""
+    got, who = {}, None
+    for line in stdout.splitlines():
+        if line.startswith("== "):
+            who = line[3:]
+            got[who] = []
+        elif who:
+            got[who].append(line)
+    return got
+
+
+def judge_control(stdout: str, allowed: dict[str, bool], cpl: int):
+    got = sections(stdout)
+    assert list(got) == list(allowed), stdout
+    for who, may in allowed.items():
+        results = {line.split(": ", 1)[1] for line in got[who] if ": " in line}
+        ran = f"the intruder's choice ran at CPL{cpl}" in got[who]
+        if may:
+            assert results == {"ok"} and ran, (who, got[who])
+        else:
+            assert results and results <= REFUSED and not ran, (who, got[who])
+
+
+@pytest.mark.parametrize("smp", SMP)
 @pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp"])
-def test_a_kprobe_on_kernel_text_the_program_calls_fires(runs, config):
-    run = runs("kprobe", config, smp=2)
-    assert run.stdout == "1000 clock reads, the probe fired on each, and the program went on\n"
+def test_only_what_insmod_needs_controls_a_ukl_program(runs, config, smp):
+    run = runs("control", config, smp=smp)
+    judge_control(run.stdout, CONTROL, cpl=0)
     assert run.status == 0
 
 
-def test_a_meltdown_cpu_is_announced(capfd):
-    # PTI is excluded in Kconfig; on a CPU with Meltdown the kernel says so at
-    # boot and `ukl run` repeats it.  QEMU's default TCG CPU is AMD's (no
-    # Meltdown); the same CPU with Intel's vendor string has the bug.
+def test_on_linux_root_and_the_parent_control_it(runs):
+    run = runs("control", "baseline", smp=2)
+    judge_control(run.stdout, dict.fromkeys(CONTROL, True), cpl=3)
+
+
+@pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp"])
+def test_under_lockdown_no_one_controls_a_ukl_program(config):
+    out = io.BytesIO()
+    opts = api.Options(smp=2, kernel_args=["lockdown=integrity"])
+    res = api.boot(api.build("control", config), opts, stdout=out, stderr=io.BytesIO())
+    judge_control(out.getvalue().decode(), dict.fromkeys(CONTROL, False), cpl=0)
+    assert res.status == 0
+
+
+@pytest.mark.parametrize("smp", SMP)
+@pytest.mark.parametrize("config", configs.SPECTRUM)
+def test_only_the_gates_fault_is_taken_back_to_its_cli(runs, config, smp):
+    run = runs("irqoff", config, smp=smp)
+    assert run.stdout == (
+        "getppid() with its push faulting: right\n"
+        "a store with interrupts off, faulting: done, interrupts still off after it\n")
+    assert run.status == 0
+
+
+@pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp"])
+def test_probes_on_text_the_program_runs_are_refused_and_others_fire(runs, config):
+    run = runs("kprobe", config, smp=2)
+    assert run.stdout == (
+        "kprobe on the clock reader: Invalid argument\n"
+        "kprobe inside it (optimizable): Invalid argument\n"
+        "kretprobe on it: Invalid argument\n"
+        "1000 clock reads and getppid() calls: the getppid probe fired on each\n")
+    assert run.status == 0
+
+
+def test_the_text_stays_kernel_text_across_mprotect(runs):
+    run, base = runs("textprot", "ukl", smp=2), runs("textprot", "baseline", smp=2)
+    assert base.stdout == ("mprotect(text, PROT_READ | PROT_EXEC): ok\nf(5) = 16\n"
+                           "mprotect(text, PROT_EXEC): ok\nf(5) = 16\n")
+    assert run.stdout == ("mprotect(text, PROT_READ | PROT_EXEC): ok\nf(5) = 16\n"
+                          "mprotect(text, PROT_EXEC): Permission denied\nf(5) = 16\n")
+    assert run.status == base.status == 0
+
+
+def test_a_meltdown_cpu_runs_no_ukl_program_unless_told(capfd):
+    # PTI is excluded in Kconfig, so on a CPU with Meltdown every process
+    # could read kernel memory: the kernel refuses to execute the program
+    # unless booted with ukl=allow-meltdown.  QEMU's default TCG CPU is
+    # AMD's (no Meltdown); the same CPU with Intel's vendor string has it.
     built = api.build("hello", "ukl")
-    for cpu, said in [("max", False), ("max,vendor=GenuineIntel", True)]:
-        api.boot(built, api.Options(cpu=cpu), stdout=io.BytesIO(), stderr=io.BytesIO())
+    intel = "max,vendor=GenuineIntel"
+    for cpu, args, status in [("max", [], 3), (intel, [], 126),
+                              (intel, ["ukl=allow-meltdown"], 3)]:
+        opts = api.Options(cpu=cpu, kernel_args=args)
+        res = api.boot(built, opts, stdout=io.BytesIO(), stderr=io.BytesIO())
         err = capfd.readouterr().err
-        assert ("ukl: the kernel says: ukl: this CPU is affected by Meltdown" in err) == said, err
+        assert res.status == status, (cpu, args, err)
+        said = "ukl: the kernel says: ukl: this CPU is affected by Meltdown" in err
+        assert said == (cpu == intel), err
 
 
 class _Lines(io.RawIOBase):
