@@ -43,6 +43,13 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _kernel_arg(text: str) -> str:
+    """One word of the kernel command line: no space or quote can split it."""
+    if not text or any(c.isspace() or c in "\"'" for c in text):
+        raise argparse.ArgumentTypeError(f"must be one word without quotes, not {text!r}")
+    return text
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message):
         print(f"ukl: error: {message}", file=sys.stderr)
@@ -106,6 +113,10 @@ def _parser() -> Parser:
                         "or at a second signal")
     r.add_argument("--dry-run", action="store_true",
                    help="build everything and show the QEMU command, but do not boot")
+    r.add_argument("--kernel-arg", dest="kernel_args", action="append", default=[],
+                   type=_kernel_arg, metavar="ARG",
+                   help="add ARG to the guest kernel's command line, e.g. lockdown=integrity "
+                        "or ukl=allow-meltdown (repeatable)")
 
     o = sub.add_parser("oci", help="write an OCI image of PROGRAM that urunc boots "
                        "(containerd, Kubernetes)")
@@ -186,7 +197,7 @@ def _run(args, prog_args):
                        volumes=[volumes.parse_volume(v) for v in args.volumes], out=args.out,
                        ftrace=ftrace, core=args.core,
                        gdb_port=args.gdb_port if args.gdb else None, strace=args.strace,
-                       perf=args.perf)
+                       perf=args.perf, kernel_args=args.kernel_args)
     if args.gdb:
         tracing.check_gdb(_config(args), args.gdb_port)
     built = api.build(args.program, _config(args))

@@ -48,6 +48,7 @@ def test_missing_dependency(tmp_path):
     (["--perf"], "--perf needs --out HOSTDIR"),
     (["--perf", "--strace", "--out", "/tmp"], "--perf and --strace both run the program"),
     (["--gdb", "--baseline"], "--gdb debugs a UKL program through QEMU's gdbstub"),
+    (["--kernel-arg", "ukl=byp ret"], "--kernel-arg: must be one word without quotes"),
 ])
 def test_bad_run_options_fail_before_building(option, error):
     assert_one_line_error(ukl("run", "hello", *option), error)
