@@ -218,14 +218,15 @@ class _Lines(io.RawIOBase):
 MCE = "mce 0 1 0xbd80000000000134 0x6 {addr} 0x8c"
 
 
-def inject_machine_check(built) -> "api.Result | None":
+def inject_machine_check(built, args=()) -> "api.Result | None":
     """Boot BUILT and inject the error on its page; None if the #MC arrived in
     kernel code (a timer interrupt, say), where a panic is right and the
     program's case was not tried."""
     out, result = _Lines(), {}
     # Intel's vendor string has Meltdown, where a UKL program runs only when told.
     allow = [] if built.config.kernel == "baseline" else ["ukl=allow-meltdown"]
-    opts = api.Options(cpu="max,vendor=GenuineIntel", timeout=300, kernel_args=allow)
+    opts = api.Options(tuple(args), cpu="max,vendor=GenuineIntel", timeout=300,
+                       kernel_args=allow)
 
     def boot():
         try:
@@ -260,3 +261,16 @@ def test_a_machine_check_in_the_program_kills_it_not_the_machine(config):
     assert res.status == 128 + signal.SIGBUS
     assert re.search(r"Memory failure: .* Sending SIGBUS to mcheck",
                      res.console.read_text(errors="replace"))
+
+
+@pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp"])
+def test_a_machine_check_without_a_valid_ip_never_resumes_the_program(config):
+    # The program reads the page with interrupts off, so the kill's
+    # self-interrupt waits; returned to the ip the CPU called invalid, it
+    # would finish that loop and say so.
+    built = api.build("mcheck", config)
+    res = inject_machine_check(built, ["irqs-off"])
+    assert res, "the machine check arrived in kernel code"
+    out = (api.run_dir(built) / "ttyS1.log").read_text(errors="replace")
+    assert "went on to their end" not in out, out
+    assert res.status == 128 + signal.SIGBUS
