@@ -11,6 +11,9 @@
  *    PTRACE_SEIZE;
  *  - as the parent that the program, dropped to nobody, asks to trace it
  *    (PTRACE_TRACEME): nobody, root without CAP_SYS_MODULE, and root;
+ *  - as a parent that is nobody, asked by the program before its exec;
+ *  - as the holder of a seccomp listener the program was executed under,
+ *    which answers its getppid();
  *  - as root again, both ways, after kernel.modules_disabled=1.
  *
  * Each attempt is a section "== who", then the intruder's lines, then the
@@ -84,6 +87,13 @@ static void write_it(const char *who, const char *how)
 	intrude(who, args);
 }
 
+static void listen_to(const char *who, char *self)
+{
+	char *args[] = { "ukl-intruder", "listener", self, NULL };
+
+	intrude(who, args);
+}
+
 static void trace_me(const char *who, const char *how, char *self)
 {
 	char addr[32], value[32];
@@ -92,6 +102,21 @@ static void trace_me(const char *who, const char *how, char *self)
 	snprintf(addr, sizeof(addr), "%p", (void *)&hook);
 	snprintf(value, sizeof(value), "%p", (void *)rewritten);
 	intrude(who, args);
+}
+
+/* The program under a seccomp listener: what getppid() gave it. */
+static int listened(void)
+{
+	unsigned short cs;
+	long ppid = getppid();
+
+	__asm__ volatile("mov %%cs, %0" : "=r"(cs));
+	if (ppid == 4242)
+		printf("getppid() forged by the listener: ok\n"
+		       "the intruder's choice ran at CPL%d\n", cs & 3);
+	else
+		printf("getppid() forged by the listener: no (%ld)\n", ppid);
+	return 0;
 }
 
 /*
@@ -133,6 +158,12 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "traced"))
 		return traced();
+	if (argc > 1 && !strcmp(argv[1], "report")) {
+		report();
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "listened"))
+		return listened();
 	if (readlink("/proc/self/exe", self, sizeof(self) - 1) < 0) {
 		perror("/proc/self/exe");
 		return 1;
@@ -142,6 +173,8 @@ int main(int argc, char **argv)
 	trace_me("a parent as nobody", "nobody", self);
 	trace_me("a parent as root without CAP_SYS_MODULE", "nomodule", self);
 	trace_me("a parent as root", "root", self);
+	trace_me("a parent as nobody, asked before the exec", "early", self);
+	listen_to("the holder of a seccomp listener", self);
 	if (disable_modules()) {
 		printf("kernel.modules_disabled: %s\n", strerror(errno));
 		return 1;

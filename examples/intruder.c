@@ -30,16 +30,28 @@
  * The ordinary launcher of those two: wait until traced, or drop to uid
  * 1000 keeping CAP_SYS_ADMIN (KEEPCAPS), then execute PATH.
  *
- *   ukl-intruder parent nobody|nomodule|root PATH ADDR VALUE
+ *   ukl-intruder parent nobody|nomodule|root|early PATH ADDR VALUE
  *
  * A parent that a program asks to trace it: fork, become nobody or drop
  * CAP_SYS_MODULE (or stay root), then let the child execute "PATH traced",
- * which calls PTRACE_TRACEME and stops; write VALUE at ADDR in it.
+ * which calls PTRACE_TRACEME and stops; write VALUE at ADDR in it.  With
+ * "early" the child, still root, calls PTRACE_TRACEME itself before it
+ * executes "PATH report", and the parent is nobody.
+ *
+ *   ukl-intruder listener PATH
+ *
+ * Hand getppid() to a seccomp listener, then execute "PATH listened" in a
+ * child and answer its getppid() with 4242.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <fcntl.h>
@@ -144,7 +156,7 @@ static int traced(void)
 
 static int drop(const char *how)
 {
-	if (!strcmp(how, "nobody"))
+	if (!strcmp(how, "nobody") || !strcmp(how, "early"))
 		return setgid(65534) || setuid(65534) ? -1 : 0;
 	if (!strcmp(how, "nomodule"))
 		return set_cap(CAP_SYS_MODULE, 0);
@@ -153,21 +165,34 @@ static int drop(const char *how)
 
 static int parent(const char *how, const char *path, unsigned long addr, unsigned long value)
 {
-	int go[2], status;
+	int go[2], ready[2], status;
 	pid_t child;
 	char c = 0;
 
-	if (pipe(go))
+	if (pipe(go) || pipe(ready))
 		return 1;
 	fflush(stdout);
 	child = fork();
 	if (child == 0) {
+		int early = !strcmp(how, "early");
+
 		close(go[1]);
+		/* While the parent is still root, as commoncap wants. */
+		if (early && ptrace(PTRACE_TRACEME, 0, NULL, NULL)) {
+			perror("PTRACE_TRACEME before the exec");
+			_exit(1);
+		}
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
 		if (read(go[0], &c, 1) == 1)
-			execl(path, path, "traced", (char *)NULL);
+			execl(path, path, early ? "report" : "traced", (char *)NULL);
+		printf("exec under a tracer that is nobody: %s\n", strerror(errno));
+		fflush(stdout);
 		_exit(127);
 	}
 	close(go[0]);
+	if (read(ready[0], &c, 1) != 1)
+		return 1;
 	if (drop(how)) {
 		perror(how);
 		return 1;
@@ -179,6 +204,47 @@ static int parent(const char *how, const char *path, unsigned long addr, unsigne
 		       result(ptrace(PTRACE_POKEDATA, child, (void *)addr, (void *)value)));
 		fflush(stdout);
 		ptrace(PTRACE_CONT, child, NULL, NULL);
+	}
+	return 0;
+}
+
+static int listener(const char *path)
+{
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(insns) / sizeof(insns[0]), insns };
+	struct seccomp_notif req;
+	struct seccomp_notif_resp resp;
+	struct pollfd pfd;
+	int fd, status;
+	pid_t child;
+
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (fd < 0) {
+		perror("seccomp listener");
+		return 1;
+	}
+	fflush(stdout);
+	child = fork();
+	if (child == 0) {
+		execl(path, path, "listened", (char *)NULL);
+		printf("exec under a seccomp listener: %s\n", strerror(errno));
+		fflush(stdout);
+		_exit(127);
+	}
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	while (waitpid(child, &status, WNOHANG) == 0) {
+		if (poll(&pfd, 1, 100) <= 0 || !(pfd.revents & POLLIN))
+			continue;
+		memset(&req, 0, sizeof(req));
+		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req))
+			continue;
+		resp = (struct seccomp_notif_resp){ .id = req.id, .val = 4242 };
+		ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 	}
 	return 0;
 }
@@ -284,11 +350,13 @@ int main(int argc, char **argv)
 		return race();
 	if (argc >= 4 && !strcmp(argv[1], "exec"))
 		return launch(argv[2], argv + 3);
+	if (argc == 3 && !strcmp(argv[1], "listener"))
+		return listener(argv[2]);
 	if (argc == 6 && !strcmp(argv[1], "parent"))
 		return parent(argv[2], argv[3], strtoul(argv[4], NULL, 0), strtoul(argv[5], NULL, 0));
 	if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "nomodule"))) {
 		fprintf(stderr, "usage: ukl-intruder PID ADDR VALUE [nomodule] | trace PID | race | "
-			"exec HOW PATH ARG... | parent HOW PATH ADDR VALUE\n");
+			"exec HOW PATH ARG... | parent HOW PATH ADDR VALUE | listener PATH\n");
 		return 2;
 	}
 	if (argc == 5 && drop("nomodule")) {
