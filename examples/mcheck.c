@@ -7,7 +7,8 @@
  * a UKL program, which runs at CPL0, must get the same.
  *
  * With "irqs-off" (UKL only: CPL3 may not cli) it reads the page for a few
- * seconds with interrupts off first, then says so.  The host's error says
+ * seconds with interrupts off first, and says so if that loop ends.  The
+ * host's error says
  * the interrupted ip is not valid (RIPV clear), so the program must not go
  * on from it: it is killed without finishing that loop.
  */
@@ -53,9 +54,8 @@ int main(int argc, char **argv)
 	printf("page at physical address 0x%llx\n",
 	       (unsigned long long)((entry & ((1ULL << 55) - 1)) * 4096));
 	fflush(stdout);
-	if (argc > 1 && !strcmp(argv[1], "irqs-off")) {
+	if (argc > 1 && !strcmp(argv[1], "irqs-off"))
 		read_with_interrupts_off();
-	}
 	for (;;)
 		(void)page[0];
 }
