@@ -6,11 +6,11 @@
  * kills a user process that consumes it with SIGBUS and keeps the machine;
  * a UKL program, which runs at CPL0, must get the same.
  *
- * With "irqs-off" (UKL only: CPL3 may not cli) it reads the page for a few
- * seconds with interrupts off first, and says so if that loop ends.  The
- * host's error says
- * the interrupted ip is not valid (RIPV clear), so the program must not go
- * on from it: it is killed without finishing that loop.
+ * With "irqs-off" (UKL only: CPL3 may not cli) it reads the page for a
+ * few seconds with interrupts off first, and says so if that loop ends.
+ * The host's error says the interrupted ip is not valid (RIPV clear), so
+ * the program must not go on from it: it is killed without finishing that
+ * loop.
  */
 #include <fcntl.h>
 #include <stdint.h>
