@@ -137,6 +137,20 @@ def build(flavor: str) -> Path:
     return image
 
 
+def module(source: Path, flavor: str) -> Path:
+    """A one-file out-of-tree module built against the flavor's kernel; its .ko."""
+    bdir, work = build_dir(flavor), OUT / "modules" / flavor / source.stem
+    build(flavor)
+    work.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, work / source.name)
+    (work / "Kbuild").write_text(f"obj-m := {source.stem}.o\n")
+    with steps.lock(bdir):
+        _make(flavor, "prepare the kernel for modules", "modules_prepare")
+        _make(flavor, f"build module {source.stem}", f"M={work}",
+              f"KBUILD_EXTRA_SYMBOLS={bdir / 'vmlinux.symvers'}", "modules")
+    return work / f"{source.stem}.ko"
+
+
 def _ukl_interface(bdir: Path) -> dict[str, int]:
     """The kernel's UKL interface: its __ukl_* functions, by address."""
     abi = {}

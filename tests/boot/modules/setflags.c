@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0
+/* A system call body that changes the caller's return flags without asking
+ * for the slow exit: getppid(0x7e57) returns with EFLAGS.ID set. */
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/ptrace.h>
+#include <linux/sched/task_stack.h>
+
+static int set_id(struct kprobe *p, struct pt_regs *regs)
+{
+	struct pt_regs *caller = task_pt_regs(current);
+
+	if (caller->di == 0x7e57)
+		caller->flags |= X86_EFLAGS_ID;
+	return 0;
+}
+
+static struct kprobe probe = {
+	.symbol_name = "__x64_sys_getppid",
+	.pre_handler = set_id,
+};
+
+static int __init setflags_init(void)
+{
+	return register_kprobe(&probe);
+}
+
+static void __exit setflags_exit(void)
+{
+	unregister_kprobe(&probe);
+}
+
+module_init(setflags_init);
+module_exit(setflags_exit);
+MODULE_LICENSE("GPL");
