@@ -29,7 +29,35 @@ KERNEL_ENTRIES = {   # inline assembly -> what ukl-cc says about it
     '"cli; sti" : "=a"(r)': "main disables interrupts",
     '"call __ukl_syscall" : "=a"(r) : "a"(39) : "rcx", "r11", "memory"':
         "main calls __ukl_syscall without the cli",
+    # Each of these hangs or corrupts the kernel at CPL0 (issue 26: fsgsbase_64,
+    # syscall_arg_fault_64, int $0x80); under Linux each raises SIGSEGV or
+    # changes only the program's own state.
+    '"mov %0, %%gs" : : "r"(0)': "main uses `mov %eax,%gs`: UKL code runs on the kernel's GS",
+    '"wrgsbase %0" : : "r"(0L)': "main uses `wrgsbase %rax`: UKL code runs on the kernel's GS",
+    '"mov %%gs:0, %0" : "=r"(r)': "main uses `mov %gs:0x0,%rax`: UKL code runs on the kernel",
+    '"int $0x80" : "=a"(r) : "a"(39)': "main uses `int $0x80`: at CPL0 it enters that kernel",
+    '"outb %%al, $0x80" : : "a"(0)': "main uses `out %al,$0x80`: a privileged instruction",
+    '"hlt"': "main uses `hlt`: a privileged instruction",
 }
+
+
+def test_libgcc_and_the_linkers_symbols_are_there(tmp_path):
+    # __int128 division and popcount come from libgcc; etext, __executable_start
+    # and __start_SECTION from the final link, as with gcc -static.
+    src = tmp_path / "needs.c"
+    src.write_text(
+        "#include <stdio.h>\n"
+        "extern char etext[], __executable_start[];\n"
+        "__attribute__((section(\"ukltab\"), used)) static int tab[2] = {1, 2};\n"
+        "extern int __start_ukltab[], __stop_ukltab[];\n"
+        "int main(int argc, char **argv) {\n"
+        "  volatile unsigned __int128 n = (unsigned __int128)argc << 70;\n"
+        "  volatile unsigned long long b = 0xf0f0;\n"
+        "  printf(\"%d %d %d %d\\n\", (int)(n / 3 % 1000), __builtin_popcountll(b),\n"
+        "         (unsigned long)etext > (unsigned long)__executable_start, (int)(__stop_ukltab - __start_ukltab));\n"
+        "  return 0;\n}\n")
+    res = ukl("run", str(src))
+    assert (res.returncode, res.stdout) == (0, "141 8 1 2\n"), res.stderr
 
 
 @pytest.mark.parametrize("asm,error", KERNEL_ENTRIES.items())

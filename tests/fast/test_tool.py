@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ukl import configs, oci
-from ukl.build import fetch, programs, recipes, series, steps
+from ukl.build import cc, fetch, programs, recipes, series, steps
 from ukl.guest import image, net, qemu, volumes
 from ukl.measure import bench, perf_report, serverbench
 from ukl.errors import UklError
@@ -506,3 +506,14 @@ def test_perf_records_the_program_and_its_samples_are_named_on_the_host(tmp_path
     assert stacks == {"p;main;write;vfs_write": 1, "p;main": 1}
     report = perf_report.report(stacks)
     assert " 50.00% 100.00%  main" in report and " 50.00%  50.00%  vfs_write" in report
+
+
+@pytest.mark.parametrize("args,entry", [
+    (["-Wl,-ereal_start", "t.c"], "real_start"),
+    (["t.c", "-Wl,-e,real_start"], "real_start"),
+    (["-e", "real_start", "t.c"], "real_start"),
+    (["-Wl,--entry=real_start,-z,now"], "real_start"),
+    (["-Wl,-z,now", "-O2", "t.c"], None),
+])
+def test_ukl_cc_keeps_the_entry_point_asked_for(args, entry):
+    assert cc.entry_symbol(args) == entry

@@ -18,9 +18,15 @@ from ..proc import capture, first_error
 # The bounds of .eh_frame that the bare-metal libunwind scans, for C++.
 EH_FRAME_LDS = Path(__file__).with_name("eh_frame.lds")
 KERNEL_ABI = "__ukl_"
-# Defined by the final link of the executable.
+# Defined by the final link of the executable (ld's default script and ours).
 LINKER_PROVIDED = {"_GLOBAL_OFFSET_TABLE_", "__eh_frame_start", "__eh_frame_end",
-                   "__eh_frame_hdr_start", "__eh_frame_hdr_end", "__dso_handle"}
+                   "__eh_frame_hdr_start", "__eh_frame_hdr_end", "__dso_handle",
+                   "__executable_start", "__ehdr_start", "etext", "_etext", "__etext",
+                   "edata", "_edata", "end", "_end", "__bss_start",
+                   "__preinit_array_start", "__preinit_array_end", "__init_array_start",
+                   "__init_array_end", "__fini_array_start", "__fini_array_end"}
+# ld defines __start_SECTION and __stop_SECTION for sections named like C identifiers.
+SECTION_BOUND = re.compile(r"__(start|stop)_[A-Za-z_]\w*")
 
 
 # gcc's names for the kernel's speculation thunks, which UKL code built for a
@@ -30,7 +36,8 @@ THUNK = re.compile(r"__x86_(indirect_thunk_\w+|return_thunk)")
 
 def _left_for_final_link(symbol: str) -> bool:
     return (symbol.startswith(KERNEL_ABI) or symbol in LINKER_PROVIDED
-            or THUNK.fullmatch(symbol) is not None)
+            or THUNK.fullmatch(symbol) is not None
+            or SECTION_BOUND.fullmatch(symbol) is not None)
 
 
 TRACE = re.compile(r"^.*: (reference to|definition of) \w+$", re.M)
@@ -90,7 +97,8 @@ def crt_link(sysroot: Path, objects: list[str], libs=()) -> list[str]:
     """The C runtime around OBJECTS, for a link without gcc's start files."""
     lib = sysroot / "lib"
     return [str(lib / "crt1.o"), str(lib / "crti.o"), *objects, f"-L{lib}",
-            "-Wl,--start-group", *libs, "-lc", "-Wl,--end-group", str(lib / "crtn.o")]
+            "-Wl,--start-group", *libs, "-lc", "-lgcc", "-Wl,--end-group",
+            str(lib / "crtn.o")]
 
 
 def undefined_symbols(obj: Path) -> dict[str, str]:
@@ -117,12 +125,47 @@ def check_undefined(obj: Path):
                    f"UKL C library provides it")
 
 
+# Instructions that a program under Linux cannot use (they raise SIGSEGV) or
+# that would take the kernel's own state at CPL0: refused at link time.
+PRIVILEGED = ("a privileged instruction: under Linux it raises SIGSEGV, at CPL0 it "
+              "would act on the machine")
+GS = "UKL code runs on the kernel's GS base and has none of its own (docs/design.md)"
+REFUSED_INSNS = {
+    **dict.fromkeys(["hlt", "lgdt", "lidt", "lldt", "ltr", "lmsw", "clts", "invd", "wbinvd",
+                     "invlpg", "invpcid", "rdmsr", "wrmsr", "wrmsrns", "xsetbv", "sysret",
+                     "sysretq", "sysexit", "sysexitq", "in", "out", "insb", "insw", "insl",
+                     "outsb", "outsw", "outsl"], PRIVILEGED),
+    **dict.fromkeys(["swapgs", "lgs", "rdgsbase", "wrgsbase"], GS),
+}
+INSN = re.compile(r"^\s+[0-9a-f]+:\t(?:(?:rep[nz]*|lock|data16|addr32) )*(\S+)\s*(.*)")
+
+
+def function_symbols(obj: Path) -> set[str]:
+    """The names of OBJ's symbols of type function."""
+    return {line.split()[-1] for line in capture(["objdump", "-t", str(obj)]).splitlines()
+            if re.match(r"^[0-9a-f]+ .{6}F ", line)}
+
+
+def refused_instruction(mnemonic: str, operands: str) -> str | None:
+    """Why UKL code may not contain this instruction, or None."""
+    if mnemonic in REFUSED_INSNS:
+        return REFUSED_INSNS[mnemonic]
+    if "%gs" in operands:
+        return GS
+    if re.search(r"%[cd]r\d", operands):
+        return PRIVILEGED
+    if mnemonic == "int" and operands.strip() != "$0x3":
+        return "at CPL0 it enters that kernel vector; under Linux it raises SIGSEGV"
+    return None
+
+
 def check_kernel_entries(obj: Path):
     """UKL code enters the kernel only with `cli; call __ukl_syscall`: a SYSCALL at
     CPL0 would switch to the user GS base and crash the kernel, and the kernel
     relies on that exact sequence (atomic like SYSCALL, 6 bytes to rewind on a
     restart, the only place where UKL code runs with interrupts off)."""
     func, insns = None, []          # instructions of the current function, in order
+    functions = function_symbols(obj)   # not the data that some assembly keeps in .text
     stray_cli = "{} disables interrupts, which UKL code may do only to enter the kernel " \
                 "(cli; call __ukl_syscall)"
     for line in capture(["objdump", "-dr", "--no-show-raw-insn", str(obj)]).splitlines():
@@ -135,8 +178,12 @@ def check_kernel_entries(obj: Path):
                 raise UklError(f"{func} calls __ukl_syscall without the cli before it")
             if entry and "__ukl_syscall" not in line:
                 raise UklError(stray_cli.format(func))
-        elif m := re.match(r"^\s+[0-9a-f]+:\t(\S+)", line):
+        elif m := INSN.match(line):
             insns.append(m.group(1))
+            why = func in functions and refused_instruction(m.group(1), m.group(2))
+            if why:
+                insn = f"{m.group(1)} {m.group(2)}".strip()
+                raise UklError(f"{func} uses `{insn}`: {why}")
             if insns[-1] == "syscall":
                 raise UklError(f"{func} uses the SYSCALL instruction, which cannot run "
                                f"under UKL (ukl-cc rewrites it only when it stands alone "
@@ -172,12 +219,43 @@ def _warn_unthunked(obj: Path):
               f"kernel's speculation thunks", file=sys.stderr)
 
 
+# A partial link has no entry point: the one the program asked for (-e) is
+# kept as this symbol, which kernel.link makes the executable's entry.
+ENTRY = "__ukl_entry"
+
+
+def entry_symbol(args: list[str]) -> str | None:
+    """The entry point ARGS ask the linker for (-e SYM, -Wl,-e,SYM, --entry=SYM)."""
+    words, it = [], iter(args)
+    for arg in it:
+        if arg == "-e":
+            words += ["-e", next(it, "")]
+        elif arg.startswith("-Wl,"):
+            words += arg[4:].split(",")
+    entry, it = None, iter(words)
+    for word in it:
+        if word in ("-e", "--entry"):
+            entry = next(it, None)
+        elif word.startswith("--entry="):
+            entry = word.partition("=")[2]
+        elif word.startswith("-e") and len(word) > 2:
+            entry = word[2:]
+    return entry
+
+
+def has_entry(obj: Path) -> bool:
+    return any(line.split()[0] == ENTRY
+               for line in capture(["nm", "-P", "--defined-only", str(obj)]).splitlines())
+
+
 def link(args: list[str], output: Path, sysroot: Path, libs: list[str] = ()):
     """Partially link crt, ARGS, LIBS and libc into OUTPUT, checked."""
     partial = output.with_name(output.name + ".r.o")
     traced = [f"-Wl,-y,{s}" for s in sorted(DYNAMIC_LOADING)]
+    entry = entry_symbol(args)
     cmd = [*gcc_command(sysroot), "-nostdlib", "-nostartfiles", "-static", "-no-pie",
-           "-Wl,-r", *traced, *crt_link(sysroot, args, libs), "-o", str(partial)]
+           "-Wl,-r", *traced, *crt_link(sysroot, args, libs),
+           *([f"-Wl,--defsym={ENTRY}={entry}"] if entry else []), "-o", str(partial)]
     trace = run_gcc(cmd, "link failed")
     try:
         check_undefined(partial)
@@ -201,7 +279,12 @@ def _warn_dynamic_loading(trace: str):
 
 def link_host_executable(args: list[str], output: Path, sysroot: Path):
     """An ordinary static executable from ARGS and SYSROOT's C library."""
-    run_gcc(["gcc", *UKL_CFLAGS, *libc_includes(sysroot), "-static", "-no-pie",
-             "-nostdlib", "-nostartfiles",
-             *crt_link(sysroot, [*args, str(TOOLCHAIN / "host-entry.S")]), "-o", str(output)],
-            "link failed")
+    entry = output.with_name(output.name + ".entry.o")     # assembled alone: ARGS may
+    try:                                                   # hold -include or -D
+        run_gcc(["gcc", "-c", str(TOOLCHAIN / "host-entry.S"), "-o", str(entry)],
+                "assembling host-entry.S failed")
+        run_gcc(["gcc", *UKL_CFLAGS, *libc_includes(sysroot), "-static", "-no-pie",
+                 "-nostdlib", "-nostartfiles", *crt_link(sysroot, [*args, str(entry)]),
+                 "-o", str(output)], "link failed")
+    finally:
+        entry.unlink(missing_ok=True)

@@ -2,6 +2,7 @@
 import hashlib
 import os
 import shutil
+import time
 from pathlib import Path
 
 from . import cc, series, steps
@@ -199,7 +200,7 @@ def _link_executable(app_object: Path, exe: Path, resolved: dict[str, int]):
     """The program as a static executable at the usual 4 MiB, calling into the kernel."""
     cc.run_gcc(["gcc", "-static", "-no-pie", "-nostdlib", f"-Wl,-T,{cc.EH_FRAME_LDS}",
                 "-Wl,-z,max-page-size=4096", "-Wl,-z,noexecstack", "-Wl,--build-id=none",
-                str(app_object), *(f"-Wl,--defsym={s}={a:#x}" for s, a in resolved.items()),
+                *([f"-Wl,-e,{cc.ENTRY}"] if cc.has_entry(app_object) else []), str(app_object), *(f"-Wl,--defsym={s}={a:#x}" for s, a in resolved.items()),
                 "-o", str(exe)], f"linking {exe.name} against the kernel failed")
 
 
@@ -213,15 +214,27 @@ def _image_object(exe: Path, obj: Path):
     cc.run_gcc(["gcc", "-c", str(src), "-o", str(obj)], "wrapping the application failed")
 
 
+# Each image holds a vmlinux and a bzImage (about 30 MB).  They are read only
+# while their guest runs, so the older ones go, but never one of the newest
+# few or one linked in the last hour: another `ukl` may be booting it.
+KEEP_IMAGES, KEEP_SECONDS = 8, 3600
+
+
+def _prune_images(keep: Path):
+    current = {p.parent for p in _linked.values()} | {keep}
+    images = sorted((p for p in IMAGES.iterdir() if p.is_dir()),
+                    key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in images[KEEP_IMAGES:]:
+        if old not in current and time.time() - old.stat().st_mtime > KEEP_SECONDS:
+            shutil.rmtree(old, ignore_errors=True)
+
+
 def _image_dir(name: str, flavor: str, digest: str) -> Path:
-    """Keyed by what was linked: two programs with one name never share an image.
-    Older images of the same name, not linked by this process, are removed."""
+    """Keyed by what was linked: two programs with one name never share an image."""
     stem = name if flavor == "ukl" else f"{name}-{flavor}"
     dest = IMAGES / f"{stem}-{digest[:16]}"
-    current = set(_linked.values())
-    for old in IMAGES.glob(f"{stem}-" + "[0-9a-f]" * 16):
-        if old != dest and old / "bzImage" not in current:
-            shutil.rmtree(old, ignore_errors=True)
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    _prune_images(dest)
     return dest
 
 

@@ -140,13 +140,16 @@ def build(program: Program, config: Config) -> Path:
     out_dir = PROGRAMS / libc.variant(kind)
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / (f"{program.name}.o" if kind == "ukl" else program.name)
-    tmp = out.with_name(out.name + ".new")
-    if program.kind in ("example", "source"):
-        _compile(program.path, kind, tmp)
-    elif program.kind == "recipe":
-        _from_linked(recipes.binary(program.recipe, kind), "linked" if kind == "ukl"
-                     else "executable", kind, tmp)
-    else:
-        _from_linked(program.path, program.kind, kind, tmp)
-    os.replace(tmp, out)
+    tmp = out.with_name(f"{out.name}.{os.getpid()}.new")    # two `ukl`s may build it
+    try:
+        if program.kind in ("example", "source"):
+            _compile(program.path, kind, tmp)
+        elif program.kind == "recipe":
+            _from_linked(recipes.binary(program.recipe, kind), "linked" if kind == "ukl"
+                         else "executable", kind, tmp)
+        else:
+            _from_linked(program.path, program.kind, kind, tmp)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
     return out
