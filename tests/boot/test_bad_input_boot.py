@@ -38,6 +38,7 @@ KERNEL_ENTRIES = {   # inline assembly -> what ukl-cc says about it
     '"int $0x80" : "=a"(r) : "a"(39)': "main uses `int $0x80`: at CPL0 it enters that kernel",
     '"outb %%al, $0x80" : : "a"(0)': "main uses `out %al,$0x80`: a privileged instruction",
     '"hlt"': "main uses `hlt`: a privileged instruction",
+    '"mov %0, %%cr4" : : "r"(0L)': "main uses `mov %rax,%cr4`: a privileged instruction",
 }
 
 

@@ -152,7 +152,7 @@ def refused_instruction(mnemonic: str, operands: str) -> str | None:
         return REFUSED_INSNS[mnemonic]
     if "%gs" in operands:
         return GS
-    if re.search(r"%[cd]r\d", operands):
+    if re.search(r",%[cd]r\d+$", operands):     # reading one is harmless (examples/cpl.c)
         return PRIVILEGED
     if mnemonic == "int" and operands.strip() != "$0x3":
         return "at CPL0 it enters that kernel vector; under Linux it raises SIGSEGV"
