@@ -10,7 +10,7 @@ from . import api, configs, oci
 from .build import fetch, series
 from .errors import UklError
 from .guest import console, net, qemu, tracing, volumes
-from .measure import bench, perf_report, profile, serverbench
+from .measure import bench, perf_report, profile, selftests, serverbench
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
 CONFIG_HELP = f"configuration (default ukl): {', '.join(configs.CONFIGS)}"
@@ -41,6 +41,13 @@ def _seconds(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
     return value
+
+
+def _cpu_counts(text: str) -> list[int]:
+    counts = [c for c in text.split(",") if c]
+    if not counts or not all(c.isdigit() and 1 <= int(c) <= 64 for c in counts):
+        raise UklError(f"--smp {text}: expected CPU counts like 1,2")
+    return [int(c) for c in counts]
 
 
 def _kernel_arg(text: str) -> str:
@@ -154,6 +161,14 @@ def _parser() -> Parser:
                     help="requests in a server's window (default %(default)s)")
     pf.add_argument("--quick", action="store_true",
                     help="lebench's few iterations (for tests; per-sample overhead shows)")
+
+    st = sub.add_parser("selftests", help="Linux's own kselftests as UKL programs and as "
+                        "ordinary processes, beside stock Linux")
+    st.add_argument("--tests", default="", help="comma-separated, e.g. x86/sigreturn_64 "
+                    "(default: all; --tests ci: the ones CI runs)")
+    st.add_argument("--configs", default="", help="comma-separated (default: cpl3-on-ukl "
+                    "and every UKL configuration)")
+    st.add_argument("--smp", default="1,2", help="comma-separated CPU counts (default 1,2)")
 
     pt = sub.add_parser("patches", help="edit a patch series as a git tree")
     pt.add_argument("action", choices=["edit", "export", "reset", "check"])
@@ -274,9 +289,12 @@ def main(argv=None):
             _run(args, prog_args)
         elif args.command == "oci":
             print(oci.build(args.program, _config(args), args.dest, prog_args))
-        elif args.command in ("bench", "profile"):
+        elif args.command in ("bench", "profile", "selftests"):
             split = lambda v: [x for x in v.split(",") if x]
-            if args.command == "profile":
+            if args.command == "selftests":
+                tests = selftests.CI_TESTS if args.tests == "ci" else split(args.tests)
+                dest = selftests.main(tests, split(args.configs), _cpu_counts(args.smp))
+            elif args.command == "profile":
                 dest = profile.run(args.target, split(args.configs), split(args.ops),
                                    args.requests, args.quick)
             elif args.target != "lebench":

@@ -102,7 +102,7 @@ def last_error(log: Path) -> str:
 def first_error(text: str) -> str:
     """The first compiler/make error line in text, else its last line."""
     lines = text.splitlines()
-    for pattern in (r"\berror\b:", r"\*\*\*|\bfatal\b|\bE: "):
+    for pattern in (r"\berror\b:(?! ld returned)", r"\bld: |\*\*\*|\bfatal\b|\bE: "):
         for line in lines:
             if re.search(pattern, line, re.I) and not line.startswith("$ "):
                 return line.strip()

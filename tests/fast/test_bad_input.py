@@ -6,6 +6,7 @@ import sys
 import pytest
 
 from ukl.build import fetch
+from ukl.proc import first_error
 from uklcli import assert_one_line_error, ukl
 
 
@@ -113,3 +114,11 @@ def test_perf_or_strace_of_a_program_that_does_not_exist(tmp_path):
         assert_one_line_error(ukl("run", "no-such-program", *tool),
                               "unknown program 'no-such-program'")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_missing_library_is_named_not_collect2():
+    text = ("/usr/bin/ld: cannot find -lcap: No such file or directory\n"
+            "collect2: error: ld returned 1 exit status\n")
+    assert first_error(text) == "/usr/bin/ld: cannot find -lcap: No such file or directory"
+    assert first_error("a.c:1:5: error: expected ';'\ncollect2: error: ld returned 1\n") \
+        == "a.c:1:5: error: expected ';'"

@@ -83,8 +83,8 @@ def compile_or_link(args: list[str]) -> int:
         return subprocess.call([*compile_cmd, *args])
     rest, output = _split_output(args)
     if baseline:
-        return subprocess.call([str(sysroot / "bin" / "musl-gcc"), "-static", "-no-pie",
-                                *rest, "-o", output])
+        return subprocess.call([str(sysroot / "bin" / "musl-gcc"), *cc.FRAME_CFLAGS,
+                                "-static", "-no-pie", *rest, "-o", output])
     link_program(rest, Path(output))
     return 0
 
