@@ -1,5 +1,6 @@
 """Bad input that needs a build or a guest: one line naming the cause, a non-zero exit."""
 import re
+import subprocess
 
 import pytest
 
@@ -7,7 +8,7 @@ from ukl import cli
 from ukl.build import recipes, series
 from ukl.errors import UklError
 from ukl.layout import RUNS
-from uklcli import assert_one_line_error, ukl
+from uklcli import UKL, assert_one_line_error, ukl
 
 
 def test_compile_error_shows_compiler_message(tmp_path):
@@ -121,3 +122,12 @@ def test_patches_check_exits_non_zero_on_checkpatch_errors(tmp_path, monkeypatch
     monkeypatch.setattr(series, "patches", lambda name: [bad])
     with pytest.raises(UklError, match=r"checkpatch found \d+ error\(s\) in the linux series"):
         cli._patches("check", "linux")
+
+
+def test_two_runs_at_once_both_finish():
+    # Both build the guest's tools into out/programs: each its own temporary.
+    procs = [subprocess.Popen([*UKL, "run", prog], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for prog in ("hello", "atexit")]
+    results = [(p.wait(timeout=900), p.stderr.read()) for p in procs]
+    assert results[0][0] == 3, results[0][1]
+    assert results[1][0] == 7 and "Traceback" not in results[1][1], results[1][1]
