@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 from ..errors import UklError
@@ -63,6 +64,12 @@ def _gcc_include() -> str:
 def libc_includes(sysroot: Path) -> list[str]:
     """Only SYSROOT's C headers and gcc's own (stddef.h, ...), never the host's."""
     return ["-nostdinc", "-isystem", str(sysroot / "include"), "-isystem", _gcc_include()]
+
+
+def ukl_cc_path() -> Path:
+    """The installed ukl-cc command (scripts directory of this Python)."""
+    path = Path(sysconfig.get_path("scripts")) / "ukl-cc"
+    return path if path.exists() else Path(sys.executable).with_name("ukl-cc")
 
 
 # gcc -B: the assembler that turns an inline-assembly SYSCALL into the UKL entry.

@@ -19,12 +19,11 @@ Keys:
 import os
 import shutil
 import sys
-import sysconfig
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import fetch, libc, steps
+from . import cc, fetch, libc, steps
 from ..errors import UklError
 from ..layout import APPS, LOGS, OUT
 from ..proc import run
@@ -103,9 +102,7 @@ def load(name: str) -> Recipe:
 
 def _compiler(dest: Path, kind: str) -> Path:
     """{cc}: one word for every build system, however it spells CC."""
-    ukl_cc = Path(sysconfig.get_path("scripts")) / "ukl-cc"
-    if not ukl_cc.exists():
-        ukl_cc = Path(sys.executable).with_name("ukl-cc")
+    ukl_cc = cc.ukl_cc_path()
     wrapper = dest / "cc"
     extra = " --baseline" if kind == "baseline" else ""
     wrapper.write_text(f'#!/bin/sh\nexec "{ukl_cc}"{extra} "$@"\n')
