@@ -514,6 +514,7 @@ def test_perf_records_the_program_and_its_samples_are_named_on_the_host(tmp_path
     (["-e", "real_start", "t.c"], "real_start"),
     (["-Wl,--entry=real_start,-z,now"], "real_start"),
     (["-Wl,-z,now", "-O2", "t.c"], None),
+    (["-Wl,-export-dynamic", "-Wl,-eh-frame-hdr", "t.c"], None),
 ])
 def test_ukl_cc_keeps_the_entry_point_asked_for(args, entry):
     assert cc.entry_symbol(args) == entry

@@ -229,6 +229,9 @@ def _warn_unthunked(obj: Path):
 # A partial link has no entry point: the one the program asked for (-e) is
 # kept as this symbol, which kernel.link makes the executable's entry.
 ENTRY = "__ukl_entry"
+# ld options spelled with one dash that start like -eSYMBOL.
+LD_E_WORDS = re.compile(r"-e(xport-dynamic|h-frame-hdr|xclude-libs|nable-|rror-|mit-relocs"
+                        r"|nd-group)")
 
 
 def entry_symbol(args: list[str]) -> str | None:
@@ -245,7 +248,7 @@ def entry_symbol(args: list[str]) -> str | None:
             entry = next(it, None)
         elif word.startswith("--entry="):
             entry = word.partition("=")[2]
-        elif word.startswith("-e") and len(word) > 2:
+        elif word.startswith("-e") and len(word) > 2 and not LD_E_WORDS.match(word):
             entry = word[2:]
     return entry
 

@@ -200,7 +200,8 @@ def _link_executable(app_object: Path, exe: Path, resolved: dict[str, int]):
     """The program as a static executable at the usual 4 MiB, calling into the kernel."""
     cc.run_gcc(["gcc", "-static", "-no-pie", "-nostdlib", f"-Wl,-T,{cc.EH_FRAME_LDS}",
                 "-Wl,-z,max-page-size=4096", "-Wl,-z,noexecstack", "-Wl,--build-id=none",
-                *([f"-Wl,-e,{cc.ENTRY}"] if cc.has_entry(app_object) else []), str(app_object), *(f"-Wl,--defsym={s}={a:#x}" for s, a in resolved.items()),
+                *([f"-Wl,-e,{cc.ENTRY}"] if cc.has_entry(app_object) else []),
+                str(app_object), *(f"-Wl,--defsym={s}={a:#x}" for s, a in resolved.items()),
                 "-o", str(exe)], f"linking {exe.name} against the kernel failed")
 
 
