@@ -56,7 +56,8 @@ def test_libgcc_and_the_linkers_symbols_are_there(tmp_path):
         "  volatile unsigned __int128 n = (unsigned __int128)argc << 70;\n"
         "  volatile unsigned long long b = 0xf0f0;\n"
         "  printf(\"%d %d %d %d\\n\", (int)(n / 3 % 1000), __builtin_popcountll(b),\n"
-        "         (unsigned long)etext > (unsigned long)__executable_start, (int)(__stop_ukltab - __start_ukltab));\n"
+        "         (unsigned long)etext > (unsigned long)__executable_start,\n"
+        "         (int)(__stop_ukltab - __start_ukltab));\n"
         "  return 0;\n}\n")
     res = ukl("run", str(src))
     assert (res.returncode, res.stdout) == (0, "141 8 1 2\n"), res.stderr
