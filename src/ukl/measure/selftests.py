@@ -210,30 +210,40 @@ def _select(names: list[str]) -> list[Test]:
     return [known[n] for n in names] if names else TESTS
 
 
+def _cells(test: Test, names: list[str], smps: list[int], progress) -> list[dict]:
+    binaries = {kind: build(test, kind) for kind in ("baseline", "ukl")}
+    cells = []
+    for smp in smps:
+        base = None
+        for config in names:
+            binary, why = binaries["ukl" if configs.get(config).ukl else "baseline"]
+            if binary is None:
+                cell = {"test": test.name, "config": config, "smp": smp, "status": None,
+                        "kernel": None, "subtests": [], "stdout": "", "not_built": why}
+            else:
+                cell = run(test, binary, config, smp)
+            base = cell if config == "baseline" else base
+            cell["differs"] = differences(cell, base)
+            progress(f"ukl: selftest {test.name} {config} smp={smp}: {outcome(cell)}"
+                     + (f" ({'; '.join(cell['differs'][:2])})" if cell["differs"] else ""))
+            cells.append(cell)
+    return cells
+
+
 def measure(names: list[str] = (), config_list: list[str] = (), smps: list[int] = (1, 2),
             progress=print) -> dict:
-    """Build and run the tests; every cell, with its differences from Linux."""
+    """Build and run the tests; every cell, with its differences from Linux.
+    Interrupted (Ctrl-C), it keeps the tests that finished."""
     tests, names_ = _select(list(names)), config_names(list(config_list), DEFAULT_CONFIGS)
-    cells = []
-    for test in tests:
-        binaries = {kind: build(test, kind) for kind in ("baseline", "ukl")}
-        for smp in smps:
-            base = None
-            for config in names_:
-                kind = "ukl" if configs.get(config).ukl else "baseline"
-                binary, why = binaries[kind]
-                if binary is None:
-                    cell = {"test": test.name, "config": config, "smp": smp, "status": None,
-                            "kernel": None, "subtests": [], "stdout": "", "not_built": why}
-                else:
-                    cell = run(test, binary, config, smp)
-                base = cell if config == "baseline" else base
-                cell["differs"] = differences(cell, base)
-                progress(f"ukl: selftest {test.name} {config} smp={smp}: {outcome(cell)}"
-                         + (f" ({'; '.join(cell['differs'][:2])})" if cell["differs"] else ""))
-                cells.append(cell)
-    return {"tests": [t.name for t in tests], "configs": names_, "smps": list(smps),
-            "cells": baseline_first(cells)}
+    cells, done = [], []
+    try:
+        for test in tests:
+            cells += _cells(test, names_, list(smps), progress)
+            done.append(test.name)
+    except KeyboardInterrupt:
+        progress(f"ukl: interrupted; keeping the {len(done)} tests that finished")
+    return {"tests": done, "configs": names_, "smps": list(smps),
+            "cells": baseline_first(c for c in cells if c["test"] in done)}
 
 
 def table(results: dict) -> str:
