@@ -10,7 +10,7 @@ from . import api, configs, oci
 from .build import fetch, series
 from .errors import UklError
 from .guest import console, net, qemu, tracing, volumes
-from .measure import bench, perf_report, profile, selftests, serverbench
+from .measure import bench, fuzz, perf_report, profile, selftests, serverbench
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
 CONFIG_HELP = f"configuration (default ukl): {', '.join(configs.CONFIGS)}"
@@ -170,6 +170,15 @@ def _parser() -> Parser:
                     "and every UKL configuration)")
     st.add_argument("--smp", default="1,2", help="comma-separated CPU counts (default 1,2)")
 
+    fz = sub.add_parser("fuzz", help="random system calls from the UKL program, as nobody, "
+                        "beside stock Linux with the same seed")
+    fz.add_argument("--seed", type=_positive("seed"), help="replay this seed (default: random; "
+                    "every run's seed is in its results)")
+    fz.add_argument("--seconds", type=_seconds, default=600.0,
+                    help="fuzzing time on stock Linux (default %(default)g)")
+    fz.add_argument("--configs", default="", help="comma-separated (default: ukl,ukl-ret-byp)")
+    fz.add_argument("--smp", type=_positive("CPUs"), default=2, help="CPUs (default 2)")
+
     pt = sub.add_parser("patches", help="edit a patch series as a git tree")
     pt.add_argument("action", choices=["edit", "export", "reset", "check"])
     pt.add_argument("component", choices=sorted(series.COMPONENTS))
@@ -289,9 +298,11 @@ def main(argv=None):
             _run(args, prog_args)
         elif args.command == "oci":
             print(oci.build(args.program, _config(args), args.dest, prog_args))
-        elif args.command in ("bench", "profile", "selftests"):
+        elif args.command in ("bench", "profile", "selftests", "fuzz"):
             split = lambda v: [x for x in v.split(",") if x]
-            if args.command == "selftests":
+            if args.command == "fuzz":
+                dest = fuzz.main(args.seed, args.seconds, split(args.configs), args.smp)
+            elif args.command == "selftests":
                 tests = selftests.CI_TESTS if args.tests == "ci" else split(args.tests)
                 dest = selftests.main(tests, split(args.configs), _cpu_counts(args.smp))
             elif args.command == "profile":

@@ -13,7 +13,7 @@ import pytest
 from ukl import configs, oci
 from ukl.build import cc, fetch, programs, recipes, series, steps
 from ukl.guest import image, net, qemu, volumes
-from ukl.measure import bench, perf_report, serverbench
+from ukl.measure import bench, fuzz, perf_report, serverbench
 from ukl.errors import UklError
 
 
@@ -518,3 +518,14 @@ def test_perf_records_the_program_and_its_samples_are_named_on_the_host(tmp_path
 ])
 def test_ukl_cc_keeps_the_entry_point_asked_for(args, entry):
     assert cc.entry_symbol(args) == entry
+
+
+def test_a_fuzzing_difference_is_narrowed_to_the_checkpoint_before_it():
+    run = lambda *marks: "seed 1\n" + "".join(f"checkpoint {n} {h}\n" for n, h in marks)
+    base = run((10000, "a"), (20000, "b"), (30000, "c"))
+    assert fuzz.first_difference(base, base) is None
+    assert fuzz.first_difference(base, run((10000, "a"), (20000, "x"), (30000, "y"))) == 10000
+    assert fuzz.first_difference(base, run((10000, "a"))) == 10000
+    assert fuzz.first_difference(base, base + "read: ok 1\n") == 30000
+    assert fuzz.outcomes("read: ok 3 Bad file descriptor 2\ncalls 5 hash 1\n") == \
+        {"read": {"ok": 3, "Bad file descriptor": 2}}
