@@ -1,7 +1,7 @@
 /*
  * The guest side of `ukl bench` for servers: for each TCP connection on PORT,
  * one line "<CLOCK_MONOTONIC ns> <idle ns> <interrupts> <context switches>
- * <softirqs>", then close.  Idle is the time
+ * <softirqs> <MemAvailable kB> <processes forked since boot>", then close.  Idle is the time
  * every CPU spent in the idle loop, from the kernel's NO_HZ accounting in
  * /proc/timer_list.  Under QEMU -icount shift=0 a busy guest nanosecond is one
  * guest instruction, so the difference of two samples, busy time, counts the
@@ -34,7 +34,21 @@ static unsigned long long idle_ns(void)
 	return sum;
 }
 
-/* The first number after KEY on its /proc/stat line (intr, ctxt, softirq). */
+static unsigned long long mem_available_kb(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long long kb = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* The first number after KEY on its /proc/stat line (intr, ctxt, softirq, processes). */
 static unsigned long long stat_count(const char *key)
 {
 	FILE *f = fopen("/proc/stat", "r");
@@ -67,7 +81,7 @@ int main(int argc, char **argv)
 	for (;;) {
 		int fd = accept(lfd, NULL, NULL);
 		struct timespec ts;
-		char out[128];
+		char out[192];
 		unsigned long long idle;
 
 		if (fd < 0)
@@ -76,9 +90,10 @@ int main(int argc, char **argv)
 		asm volatile("nopl 0x554b4c02(%%rax)" ::: "memory");	/* at the clock read */
 		asm volatile("nopl 0x554b4c01(%%rax)" ::: "memory");
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		snprintf(out, sizeof(out), "%llu %llu %llu %llu %llu\n",
+		snprintf(out, sizeof(out), "%llu %llu %llu %llu %llu %llu %llu\n",
 			 ts.tv_sec * 1000000000ULL + ts.tv_nsec, idle, stat_count("intr"),
-			 stat_count("ctxt"), stat_count("softirq"));
+			 stat_count("ctxt"), stat_count("softirq"), mem_available_kb(),
+			 stat_count("processes"));
 		write(fd, out, strlen(out));
 		close(fd);
 	}

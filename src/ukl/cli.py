@@ -10,7 +10,7 @@ from . import api, configs, oci
 from .build import fetch, series
 from .errors import UklError
 from .guest import console, net, qemu, tracing, volumes
-from .measure import bench, fuzz, perf_report, profile, selftests, serverbench
+from .measure import bench, fuzz, perf_report, profile, selftests, serverbench, soak
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
 CONFIG_HELP = f"configuration (default ukl): {', '.join(configs.CONFIGS)}"
@@ -179,6 +179,13 @@ def _parser() -> Parser:
     fz.add_argument("--configs", default="", help="comma-separated (default: ukl,ukl-ret-byp)")
     fz.add_argument("--smp", type=_positive("CPUs"), default=2, help="CPUs (default 2)")
 
+    sk = sub.add_parser("soak", help="Redis under load for a long time, its data fsynced on a "
+                        "volume; then QEMU killed and every acknowledged key checked")
+    sk.add_argument("--minutes", type=_seconds, default=30.0, help="(default %(default)g)")
+    sk.add_argument("--config", default="ukl-ret-byp", help="(default %(default)s)")
+    sk.add_argument("--clients", type=_positive("clients"), default=50,
+                    help="redis-benchmark connections (default %(default)s)")
+
     pt = sub.add_parser("patches", help="edit a patch series as a git tree")
     pt.add_argument("action", choices=["edit", "export", "reset", "check"])
     pt.add_argument("component", choices=sorted(series.COMPONENTS))
@@ -298,9 +305,12 @@ def main(argv=None):
             _run(args, prog_args)
         elif args.command == "oci":
             print(oci.build(args.program, _config(args), args.dest, prog_args))
-        elif args.command in ("bench", "profile", "selftests", "fuzz"):
+        elif args.command in ("bench", "profile", "selftests", "fuzz", "soak"):
             split = lambda v: [x for x in v.split(",") if x]
-            if args.command == "fuzz":
+            if args.command == "soak":
+                configs.get(args.config)
+                dest = soak.main(args.minutes, args.config, args.clients)
+            elif args.command == "fuzz":
                 dest = fuzz.main(args.seed, args.seconds, split(args.configs), args.smp)
             elif args.command == "selftests":
                 tests = selftests.CI_TESTS if args.tests == "ci" else split(args.tests)

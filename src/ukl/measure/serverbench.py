@@ -127,7 +127,8 @@ SERVERS["memcached-shortcut"] = SERVERS["memcached"]
 
 
 def _sample(port: int) -> list[int]:
-    """[guest monotonic ns, idle ns, interrupts, context switches, softirqs] from
+    """[guest monotonic ns, idle ns, interrupts, context switches, softirqs,
+    MemAvailable kB, processes forked] from
     the guest's probe.  Each sample also closes a plugin window (see bench/busy.c)."""
     with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
         return [int(x) for x in s.makefile().readline().split()]
