@@ -185,6 +185,8 @@ def _parser() -> Parser:
     sk.add_argument("--config", default="ukl-ret-byp", help="(default %(default)s)")
     sk.add_argument("--clients", type=_positive("clients"), default=50,
                     help="redis-benchmark connections (default %(default)s)")
+    sk.add_argument("--trinity", action="store_true",
+                    help="Debian's trinity fuzzes the kernel beside Redis, as nobody")
 
     pt = sub.add_parser("patches", help="edit a patch series as a git tree")
     pt.add_argument("action", choices=["edit", "export", "reset", "check"])
@@ -309,7 +311,7 @@ def main(argv=None):
             split = lambda v: [x for x in v.split(",") if x]
             if args.command == "soak":
                 configs.get(args.config)
-                dest = soak.main(args.minutes, args.config, args.clients)
+                dest = soak.main(args.minutes, args.config, args.clients, args.trinity)
             elif args.command == "fuzz":
                 dest = fuzz.main(args.seed, args.seconds, split(args.configs), args.smp)
             elif args.command == "selftests":

@@ -1,11 +1,14 @@
 """`ukl soak`: Redis under load for a long time (issue 26), its data on a
 volume with every write fsynced.  Throughout: redis-benchmark with 50
 clients, a BGSAVE every minute, an ordinary process in the guest that forks
-and execs in a loop, and a checker that writes keys with known values.  At
-the end every acknowledged key is read back; then QEMU is killed, Redis
-restarted on the same volume, and every key is read back again."""
+and execs in a loop, and a checker that writes keys with known values; with
+--trinity, Debian's trinity too, as nobody, fuzzing 64-bit system calls in a
+tmpfs of its own.  At the end every acknowledged key is read back; then QEMU
+is killed, Redis restarted on the same volume, and every key is read back
+again."""
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -14,7 +17,7 @@ import time
 from pathlib import Path
 
 from .. import api
-from ..build import programs
+from ..build import fetch, programs
 from ..errors import UklError
 from ..guest import console, net, volumes
 from ..layout import OUT
@@ -25,6 +28,24 @@ TESTS = "set,get,incr,lpush,rpop,sadd,hset"   # a fixed key set: memory stays fl
 BATCH = 2000                                   # requests per test per redis-benchmark run
 CHECKER_PERIOD = 0.05                          # seconds between the checker's writes
 FORK_LOOP = ["/bin/sh", "-c", "while :; do /bin/true; done"]
+TRINITY_DIR = "/opt/trinity"
+# As root in the guest: a 32 MiB tmpfs for trinity's files, then trinity,
+# which drops to nobody (-X), with glibc from the same directory.
+TRINITY = ["/bin/sh", "-c", "mkdir -p /fuzz && mount -t tmpfs -o size=32m tmpfs /fuzz && "
+           "chmod 777 /fuzz && cd /fuzz && exec " + TRINITY_DIR + "/ld-linux-x86-64.so.2 "
+           "--library-path " + TRINITY_DIR + " " + TRINITY_DIR + "/trinity --dangerous -X "
+           "-q -a 64 -C 4 -l off -V /fuzz"]
+
+
+def _trinity_dir(dest: Path) -> Path:
+    """Debian's trinity and the glibc it needs, in one directory for the guest."""
+    dest.mkdir(parents=True, exist_ok=True)
+    libc = fetch.unpack("libc6")
+    for path in (fetch.unpack("trinity") / "usr/bin/trinity",
+                 libc / "lib/x86_64-linux-gnu/libc.so.6",
+                 libc / "lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"):
+        shutil.copy(path, dest / path.name)
+    return dest
 
 
 class Resp:
@@ -177,23 +198,29 @@ def _kernel_warnings(server: api.Server) -> list[str]:
     return [failure] if failure else []
 
 
-def _boot(built, data: Path, port: int, probe: int) -> api.Server:
+def _boot(built, data: Path, port: int, probe: int, trinity: Path | None = None) -> api.Server:
     args = [a if a != "/tmp" else "/data" for a in programs.resolve("redis").args]
+    vols = [volumes.Volume(data.resolve(), "/data", "rw")]
+    services = [["/bin/ukl-busy", str(PROBE_PORT)], FORK_LOOP]
+    if trinity:
+        vols.append(volumes.Volume(trinity.resolve(), TRINITY_DIR, "ro"))
+        services.append(TRINITY)
     opts = api.Options(args=(*args, "--appendonly", "yes", "--appendfsync", "always"), smp=2,
                        timeout=24 * 3600, ports=[(port, 6379), (probe, PROBE_PORT)],
-                       volumes=[volumes.Volume(data.resolve(), "/data", "rw")],
-                       services=[["/bin/ukl-busy", str(PROBE_PORT)], FORK_LOOP])
+                       volumes=vols, services=services)
     return api.Server(built, opts)
 
 
 def measure(minutes: float, config: str = "ukl-ret-byp", clients: int = 50,
-            progress=print) -> dict:
+            trinity: bool = False, progress=print) -> dict:
     built = api.build("redis", config)
-    data = OUT / "soak" / time.strftime("%Y%m%d-%H%M%S")
+    work = OUT / "soak" / time.strftime("%Y%m%d-%H%M%S")
+    data = work / "data"
     data.mkdir(parents=True)
+    fuzzer = _trinity_dir(work / "trinity") if trinity else None
     port, probe = net.free_port(), net.free_port()
     samples, start = [], time.monotonic()
-    server = _boot(built, data, port, probe)
+    server = _boot(built, data, port, probe, fuzzer)
     with server:
         _wait_loaded(port)
         samples.append(_snapshot(port, probe, start))
@@ -218,6 +245,7 @@ def measure(minutes: float, config: str = "ukl-ret-byp", clients: int = 50,
     if restarted.error:
         warnings.append(str(restarted.error).split(" [console:")[0])
     return {"config": config, "minutes": minutes, "clients": clients, "data": str(data),
+            "trinity": trinity,
             "requests": load.requests, "failed_batches": load.failed_batches,
             "errors": load.errors, "bgsaves": load.bgsaves, "keys": load.acked,
             "found_live": found_live, "found_after_kill": found_after_kill,
@@ -231,7 +259,8 @@ def passed(results: dict) -> bool:
 
 def table(results: dict) -> str:
     first, last = results["samples"][0], results["samples"][-1]
-    rows = [("configuration", f"{results['config']}, 2 CPUs, {results['clients']} clients"),
+    rows = [("configuration", f"{results['config']}, 2 CPUs, {results['clients']} clients"
+             + (", trinity as nobody" if results.get("trinity") else "")),
             ("minutes", f"{results['minutes']:g}"),
             ("requests served (redis-benchmark)", results["requests"]),
             ("failed benchmark batches", results["failed_batches"]),
@@ -269,9 +298,9 @@ def plot(results: dict, path: Path):
     plt.close(fig)
 
 
-def main(minutes: float, config: str, clients: int) -> Path:
+def main(minutes: float, config: str, clients: int, trinity: bool = False) -> Path:
     try:
-        results = measure(minutes, config, clients)
+        results = measure(minutes, config, clients, trinity)
     except OSError as e:
         raise UklError(f"the soak lost its connection to redis: {e}") from None
     dest = write("soak-", results, table, plot)
