@@ -33,14 +33,19 @@ def _positive(what: str):
     return parse
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
-    return value
+def _duration(unit: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not value > 0 or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"must be a positive number of {unit}, not {text!r}")
+        return value
+    return parse
+
+
+_seconds = _duration("seconds")
 
 
 def _cpu_counts(text: str) -> list[int]:
@@ -181,7 +186,7 @@ def _parser() -> Parser:
 
     sk = sub.add_parser("soak", help="Redis under load for a long time, its data fsynced on a "
                         "volume; then QEMU killed and every acknowledged key checked")
-    sk.add_argument("--minutes", type=_seconds, default=30.0, help="(default %(default)g)")
+    sk.add_argument("--minutes", type=_duration("minutes"), default=30.0, help="(default %(default)g)")
     sk.add_argument("--config", default="ukl-ret-byp", help="(default %(default)s)")
     sk.add_argument("--clients", type=_positive("clients"), default=50,
                     help="redis-benchmark connections (default %(default)s)")

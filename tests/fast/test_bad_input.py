@@ -76,6 +76,10 @@ def test_ukl_cc_refuses_flags_that_cannot_work_in_kernel_code():
     (["profile", "lebench", "--ops", "nosuch"], "unknown operation 'nosuch'"),
     (["profile", "redis", "--ops", "read"], "--ops is for lebench"),
     (["profile", "lebench", "--configs", "ukl-fast"], "unknown configuration 'ukl-fast'"),
+    (["fuzz", "--seconds", "0"], "must be a positive number of seconds, not '0'"),
+    (["fuzz", "--configs", "ukl-fast"], "unknown configuration 'ukl-fast'"),
+    (["soak", "--minutes", "x"], "must be a positive number of minutes, not 'x'"),
+    (["soak", "--config", "ukl-fast"], "unknown configuration 'ukl-fast'"),
 ])
 def test_bad_profile_requests_fail_before_building(args, error):
     assert_one_line_error(ukl(*args), error)
