@@ -21,9 +21,11 @@ _STATUS_RE = re.compile(r"^status (\d+)$", re.M)
 # Kernel console lines that fail a run.  An ordinary process's faults are
 # logged too ("segfault at", "traps: ... general protection fault ip:"), and
 # are not kernel failures; nor is the advice the speculation mitigations
-# print at boot ("WARNING: See https://kernel.org/.../hw-vuln/...").
+# print at boot ("WARNING: See https://kernel.org/.../hw-vuln/..."), nor the
+# notice any process gets by passing mount(2) the deprecated MS_MANDLOCK.
 FAILURE_PATTERNS = [r"Kernel panic", r"Oops:", r"\bBUG:", r"general protection fault(?! ip:)",
-                    r"WARNING:(?! See \S+/hw-vuln/)", r"Unable to handle kernel",
+                    r"WARNING:(?! See \S+/hw-vuln/)(?! The mand mount option)",
+                    r"Unable to handle kernel",
                     r"double fault"]
 TAIL_LINES = 25
 # Kernel console lines that `ukl run` repeats on the terminal as they come.
