@@ -13,7 +13,7 @@ import pytest
 from ukl import configs, oci
 from ukl.build import cc, fetch, programs, recipes, series, steps
 from ukl.guest import image, net, qemu, volumes
-from ukl.measure import bench, fuzz, perf_report, serverbench
+from ukl.measure import bench, fuzz, perf_report, serverbench, soak
 from ukl.errors import UklError
 
 
@@ -529,3 +529,14 @@ def test_a_fuzzing_difference_is_narrowed_to_the_checkpoint_before_it():
     assert fuzz.first_difference(base, base + "read: ok 1\n") == 30000
     assert fuzz.outcomes("read: ok 3 Bad file descriptor 2\ncalls 5 hash 1\n") == \
         {"read": {"ok": 3, "Bad file descriptor": 2}}
+
+
+def test_a_soak_passes_only_if_every_acknowledged_key_survives_without_a_warning():
+    sample = {"seconds": 0, "redis_rss_kb": 1, "mem_available_kb": 2, "processes": 3}
+    run = {"config": "ukl-ret-byp", "minutes": 1, "clients": 50, "requests": 10,
+           "failed_batches": 0, "errors": [], "bgsaves": 1, "keys": 5, "found_live": 5,
+           "found_after_kill": 5, "kernel_warnings": [], "samples": [sample, sample]}
+    assert soak.passed(run) and "| verdict | pass |" in soak.table(run)
+    assert not soak.passed({**run, "found_after_kill": 4})
+    assert not soak.passed({**run, "kernel_warnings": ["WARNING: CPU: 0"]})
+    assert not soak.passed({**run, "keys": 0, "found_live": 0, "found_after_kill": 0})
