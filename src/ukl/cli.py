@@ -186,7 +186,8 @@ def _parser() -> Parser:
 
     sk = sub.add_parser("soak", help="Redis under load for a long time, its data fsynced on a "
                         "volume; then QEMU killed and every acknowledged key checked")
-    sk.add_argument("--minutes", type=_duration("minutes"), default=30.0, help="(default %(default)g)")
+    sk.add_argument("--minutes", type=_duration("minutes"), default=30.0,
+                    help="(default %(default)g)")
     sk.add_argument("--config", default="ukl-ret-byp", help="(default %(default)s)")
     sk.add_argument("--clients", type=_positive("clients"), default=50,
                     help="redis-benchmark connections (default %(default)s)")

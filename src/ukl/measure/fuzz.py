@@ -68,7 +68,8 @@ def measure(seed: int, seconds: float | None = None, calls: int | None = None,
                  smp, budget + SLACK)
     n = calls_made(base["stdout"])
     if n is None:
-        raise UklError(f"the fuzzer did not finish on stock Linux: {base['kernel'] or base['stdout'][-300:]}")
+        why = base["kernel"] or base["stdout"][-300:]
+        raise UklError(f"the fuzzer did not finish on stock Linux: {why}")
     progress(f"ukl: fuzz seed {seed}: {n} calls on stock Linux")
     runs = [base]
     for config in names[1:]:
@@ -91,7 +92,8 @@ def outcomes(stdout: str) -> dict[str, dict[str, int]]:
     for line in stdout.splitlines():
         m = re.match(r"^([a-z0-9_]+):((?: [^:]+? \d+)*)$", line)
         if m and m.group(2):
-            found[m.group(1)] = {k: int(v) for k, v in re.findall(r" (.+?) (\d+)(?= |$)", m.group(2))}
+            pairs = re.findall(r" (.+?) (\d+)(?= |$)", m.group(2))
+            found[m.group(1)] = {k: int(v) for k, v in pairs}
     return found
 
 
@@ -137,6 +139,13 @@ def plot(results: dict, path: Path):
 
 
 def main(seed: int | None, seconds: float, config_list=(), smp: int = 2) -> Path:
+    """The results' directory; a difference or a kernel failure is an error,
+    once the results are written."""
     seed = random.randrange(1, 2**63) if seed is None else seed
-    return write("fuzz-", measure(seed, seconds=seconds, config_list=config_list, smp=smp),
-                 table, plot)
+    results = measure(seed, seconds=seconds, config_list=config_list, smp=smp)
+    dest = write("fuzz-", results, table, plot)
+    failed = [r["config"] for r in results["runs"][1:] if r["kernel"] or r["difference"]]
+    if failed:
+        raise UklError(f"seed {seed}: {', '.join(failed)} differ from Linux or failed: "
+                       f"see {dest / 'table.md'}")
+    return dest

@@ -29,7 +29,7 @@ BATCH = 2000                                   # requests per test per redis-ben
 CHECKER_PERIOD = 0.05                          # seconds between the checker's writes
 FORK_LOOP = ["/bin/sh", "-c", "while :; do /bin/true; done"]
 TRINITY_DIR = "/opt/trinity"
-TRINITY_SEED = 7       # trinity crashes itself on some seeds (a negative modulo in its socket setup)
+TRINITY_SEED = 7    # some seeds crash trinity itself (a negative modulo in its socket setup)
 # As root in the guest: a 32 MiB tmpfs for trinity's files, then trinity,
 # which drops to nobody (-X), with glibc from the same directory.
 TRINITY = ["/bin/sh", "-c", "mkdir -p /fuzz && mount -t tmpfs -o size=32m tmpfs /fuzz && "
