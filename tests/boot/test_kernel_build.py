@@ -1,6 +1,7 @@
 """The two kernels share source and config; a new program only relinks vmlinux."""
 import io
 import re
+import subprocess
 
 from ukl import api
 from ukl.build import kernel
@@ -48,3 +49,37 @@ def test_programs_with_one_name_get_their_own_kernels(tmp_path, runs):
         buf = io.BytesIO()
         assert api.boot(b, stdout=buf).status == 0
         assert buf.getvalue().decode().strip() == want
+
+
+def _calls_from(vmlinux, symbol: str) -> list[set[str]]:
+    """The names of each address SYMBOL's code calls or jumps to outside itself."""
+    nm = subprocess.run(["nm", "-S", str(vmlinux)], capture_output=True, text=True,
+                        check=True).stdout.split("\n")
+    start, size = next((int(f[0], 16), int(f[1], 16)) for f in map(str.split, nm)
+                       if len(f) == 4 and f[3] == symbol)
+    names = {}
+    for f in map(str.split, nm):
+        if len(f) >= 3 and f[-2] in "Tt":
+            names.setdefault(int(f[0], 16), set()).add(f[-1])
+    asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f"--start-address={start}",
+                          f"--stop-address={start + size}", str(vmlinux)], capture_output=True,
+                         text=True, check=True).stdout
+    targets = {int(t, 16) for t in re.findall(r"\s(?:call|jmp)\s+([0-9a-f]{16}) <", asm)}
+    return [names.get(t, {hex(t)}) for t in sorted(targets) if not start <= t < start + size]
+
+
+def test_the_ukl_system_call_entry_leaves_assembly_only_for_noinstr_code(runs):
+    """objtool's noinstr validation follows every call out of the entry code:
+    what __ukl_syscall calls must be noinstr C (issue 25, F12: the body ran
+    from the assembly, x64_sys_call() and ukl_shortcut() unchecked)."""
+    runs("hello")
+    build = kernel.build_dir("ukl")
+    table = subprocess.run(["objdump", "-t", str(build / "vmlinux.o")], capture_output=True,
+                           text=True, check=True).stdout
+    sections = {name: section for section, name in
+                re.findall(r"^[0-9a-f]{16} .{7} (\S+)\s+[0-9a-f]{16} (\S+)$", table, re.M)}
+    called = _calls_from(build / "vmlinux", "__ukl_syscall")
+    assert {"ukl_byp_syscall"} in called and {"do_syscall_64"} in called, called
+    outside = [{f: sections.get(f) for f in names} for names in called
+               if not any(sections.get(f) in (".noinstr.text", ".entry.text") for f in names)]
+    assert not outside, outside
