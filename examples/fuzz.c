@@ -162,8 +162,8 @@ static unsigned long message(void)
 }
 
 /*
- * Argument kinds: p pointer, t pointer to a timeout (never NULL, never
- * non-zero), s path, f fd, l length, i integer, n count 0-4, v iovec array,
+ * Argument kinds: p pointer, t pointer to a timeout (never NULL; zeros
+ * where it is valid), s path, f fd, l length, i integer, n count 0-4, v iovec array,
  * m msghdr, a AT_FDCWD, 0 zero, 8 the signal set size, D MSG_DONTWAIT,
  * G GRND_INSECURE, F F_GETFL or F_GETLK, I FIONREAD or TCGETS, u a futex
  * wake or a wait, M MADV_NORMAL or MADV_WILLNEED, x a fd for dup3, S the
