@@ -37,8 +37,9 @@ def calls_made(stdout: str) -> int | None:
 
 
 def first_difference(base: str, other: str) -> int | None:
-    """The first call before whose checkpoint the two runs differ (0 if no
-    checkpoint differs but the runs do), or None if they are the same."""
+    """Where to replay from: the start of the first checkpoint window that
+    differs, else the last checkpoint both runs reached (0 if none), or None
+    if the runs are the same."""
     if base == other:
         return None
     ours, theirs = (re.findall(r"^checkpoint (\d+) (\S+)$", s, re.M) for s in (base, other))
