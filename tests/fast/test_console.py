@@ -14,18 +14,6 @@ from ukl.guest import console, image
 CONSOLES = Path(__file__).with_name("consoles")
 
 
-# Samples the judge gets wrong, each with why; strict, so a fixed judge says so.
-MISJUDGED = {
-    "hung-task.log": "no failure pattern matches the hung-task detector's "
-                     "'INFO: task ... blocked for more than' report",
-    "speculation-retbleed.log": "the RETBleed advice printed at boot on Intel CPUs "
-                                "('RETBleed: WARNING: Spectre v2 mitigation leaves ...') "
-                                "is taken for a kernel WARNING",
-    "gpfault-kernel.log": "the judge tries its patterns in order, not the lines, so it names "
-                          "the panic that oops=panic adds instead of the Oops that caused it",
-}
-
-
 def expectation(sample: Path) -> tuple[str, str]:
     """The verdict a sample console states in its first line: ("pass", "status N")
     or ("fail", the failure's prefix)."""
@@ -36,10 +24,7 @@ def expectation(sample: Path) -> tuple[str, str]:
 
 
 def samples() -> list:
-    return [pytest.param(sample, id=sample.stem,
-                         marks=[pytest.mark.xfail(reason=MISJUDGED[sample.name], strict=True)]
-                         if sample.name in MISJUDGED else [])
-            for sample in sorted(CONSOLES.glob("*.log"))]
+    return [pytest.param(sample, id=sample.stem) for sample in sorted(CONSOLES.glob("*.log"))]
 
 
 def body(sample: Path) -> str:
