@@ -21,7 +21,6 @@ from ..errors import UklError
 from ..layout import ROOT
 
 SOURCE = ROOT / "bench" / "profile.c"
-TARGETS = ["lebench", *serverbench.SERVERS]
 SERVER_REQUESTS = 2000
 
 
@@ -37,6 +36,10 @@ def _plugin(built: "api.Built") -> tuple:
     entries.write_text(profile_data.entry_points(*_symbols(built)))
     so = plugin.build(SOURCE, "profile")
     return (so, (f"out={run_dir / 'profile.txt'}", f"entries={entries}")), run_dir / "profile.txt"
+
+
+def targets() -> list[str]:
+    return ["lebench", *serverbench.servers()]
 
 
 def _lebench(config: str, ops: list[str], quick: bool) -> dict:
@@ -62,7 +65,7 @@ def _lebench(config: str, ops: list[str], quick: bool) -> dict:
 def _server(server: str, config: str, requests: int) -> dict:
     built = api.build(server, config)
     args, raw = _plugin(built)
-    run = serverbench.run_config(built, requests, tests=serverbench.SERVERS[server][2][:1],
+    run = serverbench.run_config(built, requests, tests=serverbench.bench_of(server).tests[:1],
                                  repeats=1, plugin=args)
     # The probe's first sample only opens a window: sample N closes window N - 1.
     windows = profile_data.parse(raw)
@@ -95,8 +98,8 @@ def _report(built: "api.Built", measured: list[tuple]) -> dict:
 
 def run(target: str, configs: list[str], ops: list[str] = (),
         requests: int = SERVER_REQUESTS, quick: bool = False) -> Path:
-    if target not in TARGETS:
-        raise UklError(f"unknown profile target {target!r}; valid: {', '.join(TARGETS)}")
+    if target not in targets():
+        raise UklError(f"unknown profile target {target!r}; valid: {', '.join(targets())}")
     names = config_names(configs, ["ukl-ret-byp"])
     if target == "lebench":
         ops = list(ops) or ["getppid"]
