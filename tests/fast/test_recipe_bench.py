@@ -37,6 +37,7 @@ def test_a_port_is_chosen_among_the_recipes_ports():
     ('[bench]\nclient = "memtier"\ntests = ["get"]\nport = 6379',
      r"recipe bad: \[bench\]: client must be one of redis-benchmark, memcached, http"),
     ('[bench]\ntests = ["get"]\nport = 6379', "client must be one of"),
+    ('[bench]\nclient = ["http"]\ntests = ["get"]\nport = 6379', "client must be one of"),
     ('[bench]\nclient = "redis-benchmark"\nport = 6379', "tests must be a list of distinct"),
     ('[bench]\nclient = "redis-benchmark"\ntests = []\nport = 6379', "tests must be a list"),
     ('[bench]\nclient = "redis-benchmark"\ntests = "get"\nport = 6379', "tests must be a list"),

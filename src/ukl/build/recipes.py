@@ -133,7 +133,7 @@ def _bench(where: str, data: dict, text: str) -> Bench:
     if unknown:
         raise UklError(f"{where}: unknown key {unknown[0]!r}; valid: {', '.join(BENCH_KEYS)}")
     client = table.get("client")
-    if client not in BENCH_CLIENTS:
+    if not isinstance(client, str) or client not in BENCH_CLIENTS:
         raise UklError(f"{where}: client must be one of {', '.join(BENCH_CLIENTS)}")
     tests = table.get("tests")
     if not (isinstance(tests, list) and tests and all(isinstance(t, str) and t for t in tests)
