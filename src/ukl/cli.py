@@ -141,8 +141,8 @@ def _parser() -> Parser:
     bn = sub.add_parser("bench", help="LEBench-style costs, or a server's cost per request: "
                         "every configuration beside Linux")
     bn.add_argument("target", nargs="?", default="lebench",
-                    choices=["lebench", *serverbench.SERVERS],
-                    help="lebench (default), or a server recipe measured with its standard client")
+                    help="lebench (default), or a server: a recipe with a [bench] table, "
+                    "measured with the client it names")
     bn.add_argument("--requests", type=_positive("requests"), default=10000,
                     help="requests per measured batch, for servers (default %(default)s)")
     bn.add_argument("--quick", action="store_true", help="few iterations (for tests)")
@@ -155,9 +155,8 @@ def _parser() -> Parser:
 
     pf = sub.add_parser("profile", help="where the instructions of a measured window go: "
                         "folded stacks, flame graphs and a table by layer, beside Linux")
-    pf.add_argument("target", choices=profile.TARGETS,
-                    help="lebench (one window per operation) or a server recipe (a batch of "
-                    "requests)")
+    pf.add_argument("target", help="lebench (one window per operation) or a server: a recipe "
+                    "with a [bench] table (a batch of requests)")
     pf.add_argument("--configs", "--config", dest="configs", default="",
                     help="comma-separated configurations (default: ukl-ret-byp)")
     pf.add_argument("--ops", default="", help="comma-separated lebench operations "

@@ -72,10 +72,13 @@ def test_ukl_cc_refuses_flags_that_cannot_work_in_kernel_code():
 
 
 @pytest.mark.parametrize("args,error", [
-    (["profile", "nosuch"], "argument target: invalid choice: 'nosuch'"),
+    (["profile", "nosuch"], "unknown profile target 'nosuch'; valid: lebench, memcached"),
     (["profile", "lebench", "--ops", "nosuch"], "unknown operation 'nosuch'"),
     (["profile", "redis", "--ops", "read"], "--ops is for lebench"),
     (["profile", "lebench", "--configs", "ukl-fast"], "unknown configuration 'ukl-fast'"),
+    (["bench", "nosuch"], "unknown server benchmark 'nosuch'; valid: memcached"),
+    (["bench", "libevent"], "unknown server benchmark 'libevent'; valid: memcached"),
+    (["bench", "memcached", "--clients", "2"], "--clients is for redis-benchmark"),
     (["fuzz", "--seconds", "0"], "must be a positive number of seconds, not '0'"),
     (["fuzz", "--configs", "ukl-fast"], "unknown configuration 'ukl-fast'"),
     (["soak", "--minutes", "x"], "must be a positive number of minutes, not 'x'"),

@@ -2,7 +2,7 @@
 import pytest
 
 from ukl.errors import UklError
-from ukl.measure import profile_data
+from ukl.measure import profile, profile_data
 from ukl.measure.profile_data import Symbols, Window
 
 KERNEL = 0xffffffff81000000
@@ -66,3 +66,24 @@ def test_the_path_between_a_call_and_the_routine_that_does_the_work():
     folded = ("main;write;entry_SYSCALL_64 30\nmain;write;entry_SYSCALL_64;vfs_write;tcp_sendmsg 90\n"
               "main;write;entry_SYSCALL_64;vfs_write 20\nmain;read 50\n")
     assert profile_data.between(folded, "write", "tcp_sendmsg") == 50
+
+
+def test_a_lebench_profile_tables_the_bench_samples_of_its_own_boot(tmp_path):
+    def run(config, total, mins):
+        rows = [{"op": "getppid", "size": 0, "count": 10, "min": mins, "samples": [mins]}]
+        window = {"name": "getppid", "operations": 10, "total": total, "bench_total": total,
+                  "layers": {"syscall entry and exit": total / 10}, "bench_min": mins}
+        return {"config": config, "windows": [window],
+                "bench": {"config": config, "metric": "guest instructions", "rows": rows}}
+    results = {"target": "lebench", "runs": [run("ukl-ret-byp", 1500, 150),
+                                             run("baseline", 2000, 200)]}
+    assert ("| **an operation's cost, as `ukl bench` reports it (the minimum sample)** | "
+            "**200** | **150** |") in profile.table(results).splitlines()
+    for r in results["runs"]:
+        r["windows"] = []               # no flame graphs: only bench.md
+    profile._files({"target": "redis", "runs": [{"config": "ukl", "windows": []}]}, tmp_path)
+    assert not (tmp_path / "bench.md").exists()
+    profile._files(results, tmp_path)
+    lines = (tmp_path / "bench.md").read_text().splitlines()
+    assert "no mode-switch counts" in lines[0]
+    assert lines[4] == "| getppid | 0 | 200 | 150 | -25.0% |"

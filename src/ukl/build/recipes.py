@@ -15,6 +15,14 @@ Keys:
   ports        TCP ports it listens on in the guest
   files        guest path = path in the built source tree, copied in
   dirs         empty directories the program needs in the guest
+  [bench]      a table, last in the file: how `ukl bench` and `ukl profile`
+               drive the program as a server.  The build's key leaves it
+               out: editing it rebuilds nothing.  Its keys:
+    client     the client on the host, one of BENCH_CLIENTS
+    tests      the client's tests, measured in this order; the first also
+               warms the server up, and is the one `ukl profile` measures
+    port       the guest port the client connects to (default: the
+               recipe's only port)
 """
 import os
 import shutil
@@ -32,9 +40,24 @@ from ..proc import run
 UKL_CC_SOURCES = [Path(__file__).with_name("cc.py"), Path(__file__).with_name("ukl_cc.py"),
                   *sorted(Path(__file__).with_name("toolchain").iterdir())]
 REQUIRED = {"description", "source", "steps"}
-OPTIONAL = {"depends", "patches", "binary", "args", "ports", "files", "dirs"}
+OPTIONAL = {"depends", "patches", "binary", "args", "ports", "files", "dirs", "bench"}
+BENCH_KEYS = ("client", "tests", "port")
+# Each client's tests; None: whatever the client itself accepts.
+BENCH_CLIENTS = {
+    "redis-benchmark": None,           # Redis's own benchmark tool: its -t names
+    "memcached": ("get", "set"),       # the memcached text protocol
+    "http": ("get",),                  # HTTP/1.1 GETs of /
+}
 BUILD_ROOT = OUT / "apps"
 LOG_TAIL = 15
+
+
+@dataclass(frozen=True)
+class Bench:
+    """How `ukl bench` drives a server recipe: [bench] in the module's docstring."""
+    client: str
+    tests: tuple
+    port: int
 
 
 @dataclass(frozen=True)
@@ -50,6 +73,7 @@ class Recipe:
     ports: tuple = ()
     files: dict = field(default_factory=dict)
     dirs: tuple = ()
+    bench: Bench | None = None
 
 
 def names() -> list[str]:
@@ -86,12 +110,58 @@ def parse(name: str, text: str) -> Recipe:
     for patch in data.get("patches", []):
         if not (APPS / patch).is_file():
             raise UklError(f"{where}: patch {patch!r} is not a file under apps/")
+    bench = _bench(where, data, text) if "bench" in data else None
     return Recipe(name=name, description=data["description"], source=data["source"],
                   steps=tuple(tuple(s) for s in data["steps"]),
                   depends=tuple(data.get("depends", [])),
                   patches=tuple(data.get("patches", [])), binary=data.get("binary"),
                   args=tuple(data.get("args", [])), ports=tuple(ports),
-                  files=dict(data.get("files", {})), dirs=tuple(data.get("dirs", [])))
+                  files=dict(data.get("files", {})), dirs=tuple(data.get("dirs", [])),
+                  bench=bench)
+
+
+def _bench(where: str, data: dict, text: str) -> Bench:
+    """The [bench] table, checked against the recipe it is in."""
+    table, where = data["bench"], f"{where}: [bench]"
+    try:
+        last = tomllib.loads(build_text(text)) == {k: v for k, v in data.items() if k != "bench"}
+    except tomllib.TOMLDecodeError:
+        last = False
+    if not (isinstance(table, dict) and last):
+        raise UklError(f"{where} must be a table, the last one in the file")
+    unknown = sorted(set(table) - set(BENCH_KEYS))
+    if unknown:
+        raise UklError(f"{where}: unknown key {unknown[0]!r}; valid: {', '.join(BENCH_KEYS)}")
+    client = table.get("client")
+    if not isinstance(client, str) or client not in BENCH_CLIENTS:
+        raise UklError(f"{where}: client must be one of {', '.join(BENCH_CLIENTS)}")
+    tests = table.get("tests")
+    if not (isinstance(tests, list) and tests and all(isinstance(t, str) and t for t in tests)
+            and len(set(tests)) == len(tests)):
+        raise UklError(f"{where}: tests must be a list of distinct test names")
+    known = BENCH_CLIENTS[client]
+    for test in tests:
+        if known is not None and test not in known:
+            raise UklError(f"{where}: {client} has no test {test!r}; valid: {', '.join(known)}")
+    ports = data.get("ports", [])
+    port = table.get("port", ports[0] if len(ports) == 1 else None)
+    if not isinstance(port, int) or isinstance(port, bool) or port not in ports:
+        raise UklError(f"{where}: port must be one of the recipe's ports "
+                       f"({', '.join(map(str, ports)) or 'it has none'})")
+    return Bench(client, tuple(tests), port)
+
+
+def build_text(text: str) -> str:
+    """A recipe's text without its [bench] table (and the comments just above
+    it): what its build's key covers."""
+    lines = text.splitlines(keepends=True)
+    headers = [i for i, line in enumerate(lines) if line.split("#")[0].strip() == "[bench]"]
+    if not headers:
+        return text
+    cut = headers[0]
+    while cut and (not lines[cut - 1].strip() or lines[cut - 1].lstrip().startswith("#")):
+        cut -= 1
+    return "".join(lines[:cut])
 
 
 def load(name: str) -> Recipe:
@@ -113,7 +183,8 @@ def _compiler(dest: Path, kind: str) -> Path:
 def _key(recipe: Recipe, kind: str, deps: dict[str, Path]) -> str:
     """Everything the result depends on: the pin, the recipe, its dependencies,
     both C libraries and ukl-cc itself."""
-    return steps.key_of(kind, fetch.pin_digest(recipe.source), path(recipe.name).read_text(),
+    return steps.key_of(kind, fetch.pin_digest(recipe.source),
+                        build_text(path(recipe.name).read_text()),
                         [(APPS / p).read_text() for p in recipe.patches],
                         [(d, steps.recorded(p)) for d, p in deps.items()],
                         [libc.key(k) for k in libc.KINDS],

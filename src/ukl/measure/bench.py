@@ -42,25 +42,36 @@ def _scratch_disk() -> Path:
     return disk
 
 
-def _run_one(config: str, ops: list[str], quick: bool, icount: bool) -> dict:
-    built = api.build(str(LEBENCH), config)
+def boot(built: "api.Built", ops: list[str], quick: bool, icount: bool = True,
+         plugin_args: tuple | None = None, timeout: float = 1800, disk: bool = True) -> dict:
+    """One boot of lebench, BUILT, with a QEMU plugin if given, and the scratch
+    disk the fio_* operations use if DISK: the bench's record of the run, every
+    sample.  `ukl profile` boots it here too, so its windows and the bench's
+    samples come from the same boot."""
     out, err = io.BytesIO(), io.BytesIO()
     args = (["--quick"] if quick else []) + (ops or operations())
     start = time.monotonic()
-    counts = api.run_dir(built) / "switches.jsonl"
-    counter = (plugin.build(), (f"out={counts}",)) if icount else None
-    res = api.boot(built, api.Options(tuple(args), icount=icount, timeout=1800,
-                                      disk=_scratch_disk(), plugin=counter),
+    res = api.boot(built, api.Options(tuple(args), icount=icount, timeout=timeout,
+                                      disk=_scratch_disk() if disk else None,
+                                      plugin=plugin_args),
                    stdout=out, stderr=err)
     if res.status != 0:
-        raise UklError(f"lebench on {config} exited with {res.status}: "
+        raise UklError(f"lebench on {built.config.name} exited with {res.status}: "
                        f"{err.getvalue().decode(errors='replace').strip()[-200:]}")
     rows = [json.loads(line) for line in out.getvalue().decode().splitlines() if line.strip()]
-    if icount:
-        _add_switches(rows, counts)
-    return {"config": config, "metric": "guest instructions" if icount else "wall ns",
+    return {"config": built.config.name, "metric": "guest instructions" if icount else "wall ns",
             "rows": rows, "wall_seconds": time.monotonic() - start,
             "qemu": (res.run_dir / "qemu.cmd").read_text().strip(), **built_kernel(built)}
+
+
+def _run_one(config: str, ops: list[str], quick: bool, icount: bool) -> dict:
+    built = api.build(str(LEBENCH), config)
+    counts = api.run_dir(built) / "switches.jsonl"
+    counter = (plugin.build(), (f"out={counts}",)) if icount else None
+    run = boot(built, ops, quick, icount, counter)
+    if icount:
+        _add_switches(run["rows"], counts)
+    return run
 
 
 def _add_switches(rows: list[dict], counts: Path):

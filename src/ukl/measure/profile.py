@@ -7,13 +7,14 @@ bench/busy.c).  A QEMU TCG plugin (bench/profile.c) counts every guest
 instruction in it at -smp 1, where inline counters are exact, and attributes
 it to a call stack; here the stacks get their symbols (vmlinux and the
 program's own ELF), become folded stacks, a flame graph and a table by layer.
+The boot that is profiled is also the bench's measurement of the same windows:
+its table gives the bench's own numbers beside the profile's, and for lebench
+bench.md tables its samples as `ukl bench` does (without the mode-switch
+counts: the switch counter is a different plugin).
 """
-import io
-import json
 from pathlib import Path
 
-from . import plugin, profile_data, serverbench
-from .bench import LEBENCH, operations
+from . import bench, plugin, profile_data, serverbench
 from .results import baseline_first, built_kernel, config_names, pyplot, write
 from .. import api
 from ..build import libc
@@ -21,7 +22,6 @@ from ..errors import UklError
 from ..layout import ROOT
 
 SOURCE = ROOT / "bench" / "profile.c"
-TARGETS = ["lebench", *serverbench.SERVERS]
 SERVER_REQUESTS = 2000
 
 
@@ -39,30 +39,34 @@ def _plugin(built: "api.Built") -> tuple:
     return (so, (f"out={run_dir / 'profile.txt'}", f"entries={entries}")), run_dir / "profile.txt"
 
 
+def targets() -> list[str]:
+    return ["lebench", *serverbench.servers()]
+
+
 def _lebench(config: str, ops: list[str], quick: bool) -> dict:
-    built = api.build(str(LEBENCH), config)
+    built = api.build(str(bench.LEBENCH), config)
     args, raw = _plugin(built)
-    out, err = io.BytesIO(), io.BytesIO()
-    lebench_args = (["--quick"] if quick else []) + ops
-    res = api.boot(built, api.Options(tuple(lebench_args), icount=True, timeout=3600,
-                                      plugin=args),
-                   stdout=out, stderr=err)
-    if res.status != 0:
-        raise UklError(f"lebench on {config} exited with {res.status}: "
-                       f"{err.getvalue().decode(errors='replace').strip()[-200:]}")
-    rows = [json.loads(line) for line in out.getvalue().decode().splitlines() if line.strip()]
+    # A disk moves the timer ticks among the windows (their means, not the
+    # bench's minimum): only the fio_* operations, which need it, get one.
+    run = bench.boot(built, ops, quick, plugin_args=args, timeout=3600,
+                     disk=any(op.startswith("fio_") for op in ops))
+    rows = run["rows"]
     windows = profile_data.parse(raw)
     if len(windows) != len(rows):
         raise UklError(f"the profiler saw {len(windows)} windows for {len(rows)} operations")
-    return _report(built, [(f"{r['op']} {r['size']}" if r["size"] else r["op"], w,
-                            r["count"], sum(r["samples"]) * r["count"] // len(r["samples"]))
-                           for r, w in zip(rows, windows)])
+    report = _report(built, [(f"{r['op']} {r['size']}" if r["size"] else r["op"], w,
+                              r["count"], sum(r["samples"]) * r["count"] // len(r["samples"]))
+                             for r, w in zip(rows, windows)])
+    for w, r in zip(report["windows"], rows):
+        w["bench_min"] = r["min"]
+    report["bench"] = run
+    return report
 
 
 def _server(server: str, config: str, requests: int) -> dict:
     built = api.build(server, config)
     args, raw = _plugin(built)
-    run = serverbench.run_config(built, requests, tests=serverbench.SERVERS[server][2][:1],
+    run = serverbench.run_config(built, requests, tests=serverbench.bench_of(server).tests[:1],
                                  repeats=1, plugin=args)
     # The probe's first sample only opens a window: sample N closes window N - 1.
     windows = profile_data.parse(raw)
@@ -95,14 +99,15 @@ def _report(built: "api.Built", measured: list[tuple]) -> dict:
 
 def run(target: str, configs: list[str], ops: list[str] = (),
         requests: int = SERVER_REQUESTS, quick: bool = False) -> Path:
-    if target not in TARGETS:
-        raise UklError(f"unknown profile target {target!r}; valid: {', '.join(TARGETS)}")
+    if target not in targets():
+        raise UklError(f"unknown profile target {target!r}; valid: {', '.join(targets())}")
     names = config_names(configs, ["ukl-ret-byp"])
     if target == "lebench":
         ops = list(ops) or ["getppid"]
+        valid = bench.operations()
         for op in ops:
-            if op not in operations():
-                raise UklError(f"unknown operation {op!r}; valid: {', '.join(operations())}")
+            if op not in valid:
+                raise UklError(f"unknown operation {op!r}; valid: {', '.join(valid)}")
         runs = [_lebench(c, ops, quick) for c in names]
     else:
         if ops:
@@ -110,11 +115,17 @@ def run(target: str, configs: list[str], ops: list[str] = (),
         runs = [_server(target, c, requests) for c in names]
     results = {"target": target, "metric": "guest instructions per operation (-icount shift=0, "
                "-smp 1, every instruction counted)", "runs": runs}
-    return write(f"profile-{target}-", results, table, plot, _flame_graphs)
+    return write(f"profile-{target}-", results, table, plot, _files)
 
 
-def _flame_graphs(results: dict, dest: Path):
-    """One folded-stack file and one flame graph per configuration and window."""
+def _files(results: dict, dest: Path):
+    """One folded-stack file and one flame graph per configuration and window;
+    for lebench, bench.md: the same boots' samples as `ukl bench` tables them."""
+    if all("bench" in run for run in results["runs"]):
+        (dest / "bench.md").write_text(
+            "lebench's samples from the profiled boots, as `ukl bench` tables them (no "
+            "mode-switch counts: the profiler, not the switch counter, was loaded):\n\n" +
+            bench.table({"runs": [run["bench"] for run in results["runs"]]}))
     for run in results["runs"]:
         for w in run["windows"]:
             stem = f"{run['config']}-{w['name'].replace(' ', '-')}"
@@ -140,6 +151,10 @@ def table(results: dict) -> str:
             f"**{w['total'] / w['operations']:.0f}**" for w in per_run) + " |")
         lines.append("| the bench's count | " + " | ".join(
             f"{w['bench_total'] / w['operations']:.0f} ({_agree(w)})" for w in per_run) + " |")
+        if "bench_min" in per_run[0]:
+            lines.append("| **an operation's cost, as `ukl bench` reports it (the minimum "
+                         "sample)** | " + " | ".join(f"**{w['bench_min']}**" for w in per_run) +
+                         " |")
         if "idle" in per_run[0]:
             lines += [
                 "| of which idle, as the kernel accounts it | " +

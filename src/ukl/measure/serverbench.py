@@ -1,5 +1,6 @@
-"""`ukl bench redis|memcached|nginx`: a server in the guest, the standard client
-on the host, every configuration beside the stock baseline in the same run.
+"""`ukl bench SERVER`: a server recipe in the guest, driven by the client on the
+host that its [bench] table names (clients.py), every configuration beside
+the stock baseline in the same run.
 
 The headline is guest instructions per request.  The guest runs under
 `-icount shift=0`, where a busy guest nanosecond is one instruction; a probe
@@ -16,19 +17,17 @@ The switch counter (bench/switches.c) runs beside, over the same windows, so
 each batch also has its mode-switch instructions per request and the
 estimated cycles of the cost model (cycles.py).
 """
-import csv
-import http.client
-import io
 import json
 import socket
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
 from . import cycles, plugin as plugins
+from .clients import CLIENTS, TIMEOUT as CLIENT_TIMEOUT, reset
 from .results import baseline_first, built_kernel, config_names, pyplot, write
 from .. import api
+from ..build import recipes
 from ..errors import UklError
 from ..guest import net
 
@@ -40,90 +39,20 @@ PROBE_PORT = 9
 # wakes ksoftirqd only in the second case).  Measured: from 2.4 to 2.0 context
 # switches and from 2 to 1 interrupts per Redis GET, and batches agree within 1%.
 KERNEL_ARGS = ["idle=poll", "virtio_net.napi_tx=0"]
-CLIENT_TIMEOUT = 1800
 REPEATS = 3
 BACKGROUND_WINDOW = 5.0     # host seconds
 
 
-def _redis(port: int, test: str, n: int, clients: int = 1) -> dict:
-    res = subprocess.run(["redis-benchmark", "-p", str(port), "-c", str(clients), "-P", "1",
-                          "-n", str(n),
-                          "-t", test, "--csv"], capture_output=True, text=True,
-                         timeout=CLIENT_TIMEOUT)
-    rows = list(csv.DictReader(io.StringIO(res.stdout)))
-    if res.returncode != 0 or len(rows) != 1:
-        raise UklError(f"redis-benchmark -t {test} failed: {(res.stderr or res.stdout)[-200:]}")
-    row = rows[0]
-    return {"rps": float(row["rps"]), "p50_ms": float(row["p50_latency_ms"]),
-            "p99_ms": float(row["p99_latency_ms"])}
+def servers() -> list[str]:
+    """The recipes with a [bench] table."""
+    return [name for name in recipes.names() if recipes.load(name).bench]
 
 
-def _timed(n: int, one_request) -> dict:
-    """N sequential requests; host-side rate and latency percentiles."""
-    lat = []
-    start = time.monotonic()
-    for i in range(n):
-        t = time.monotonic()
-        one_request(i)
-        lat.append(time.monotonic() - t)
-    total = time.monotonic() - start
-    lat.sort()
-    return {"rps": n / total, "p50_ms": 1e3 * lat[n // 2], "p99_ms": 1e3 * lat[(99 * n) // 100]}
-
-
-def _memcached(port: int, test: str, n: int, clients: int = 1) -> dict:
-    """The memcached text protocol over one connection, one request at a time."""
-    with socket.create_connection(("127.0.0.1", port), timeout=CLIENT_TIMEOUT) as s:
-        f = s.makefile("rb")
-
-        def request(i):
-            if test == "set":
-                s.sendall(b"set key:%d 0 0 8\r\nvalue%03d\r\n" % (i % 100, i % 1000))
-                assert f.readline() == b"STORED\r\n"
-            else:
-                s.sendall(b"get key:%d\r\n" % (i % 100))
-                while f.readline() not in (b"END\r\n", b""):
-                    pass
-        return _timed(n, request)
-
-
-def _nginx(port: int, test: str, n: int, clients: int = 1) -> dict:
-    """HTTP/1.1 GETs of the default page over one kept-alive connection.  (wrk
-    runs for a duration, not a count, so the nginx tests use it and this does not.)"""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=CLIENT_TIMEOUT)
-
-    def request(i):
-        conn.request("GET", "/")
-        res = conn.getresponse()
-        res.read()
-        if res.status != 200:
-            raise UklError(f"nginx answered {res.status}")
-    try:
-        return _timed(n, request)
-    finally:
-        conn.close()
-
-
-def _reset(port: int, lines: list[bytes]):
-    """Before every batch, outside the measurement: each starts from the same state."""
-    with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
-        f = s.makefile("rb")
-        for line in lines:
-            s.sendall(line)
-            f.readline()
-
-
-# The keys memcached's gets find.
-MEMCACHED_KEYS = [b"set key:%d 0 0 8\r\nvalue%03d\r\n" % (i, i) for i in range(100)]
-
-# server -> (guest port, client, tests, the requests that reset it)
-SERVERS = {
-    "redis": (6379, _redis, ["get", "set", "lpush"], [b"FLUSHALL\r\n"]),
-    "memcached": (11211, _memcached, ["get", "set"], [b"flush_all\r\n", *MEMCACHED_KEYS]),
-    "nginx": (80, _nginx, ["get"], []),
-}
-SERVERS["redis-shortcut"] = SERVERS["redis"]
-SERVERS["memcached-shortcut"] = SERVERS["memcached"]
+def bench_of(server: str) -> recipes.Bench:
+    """SERVER's [bench] table, or a one-line error naming the servers that have one."""
+    if server not in recipes.names() or not recipes.load(server).bench:
+        raise UklError(f"unknown server benchmark {server!r}; valid: {', '.join(servers())}")
+    return recipes.load(server).bench
 
 
 def _sample(port: int) -> list[int]:
@@ -150,27 +79,28 @@ def run_config(built: "api.Built", requests: int, tests=None, repeats: int = REP
     its plugin window: the number of the probe's sample that ended it, from 0.
     Without another PLUGIN (its shared object and arguments), the switch
     counter's windows give each row its mode switches and estimated cycles."""
-    guest_port, client, all_tests, reset = SERVERS[built.name]
-    tests = tests or all_tests
+    bench = bench_of(built.name)
+    client = CLIENTS[bench.client]
+    tests = tests or bench.tests
     port, probe = net.free_port(), net.free_port()
     switch_log, counting = api.run_dir(built) / "switches.jsonl", plugin is None
     if counting:
         switch_log.unlink(missing_ok=True)
         plugin = (plugins.build(), (f"out={switch_log}",))
-    opts = api.Options(ports=[(port, guest_port), (probe, PROBE_PORT)], icount=True,
+    opts = api.Options(ports=[(port, bench.port), (probe, PROBE_PORT)], icount=True,
                        timeout=CLIENT_TIMEOUT, services=[["/bin/ukl-busy", str(PROBE_PORT)]],
                        kernel_args=KERNEL_ARGS,
                        plugin=plugin)
     rows = []
     with api.Server(built, opts):
-        client(port, tests[0], max(10, requests // 10), clients)    # warm up
+        client.send(port, tests[0], max(10, requests // 10), clients)    # warm up
         background = _background(probe)
         samples = 2
         for test in tests:
             for rep in range(repeats):
-                _reset(port, reset)
+                reset(client, port)
                 before = _sample(probe)
-                host = client(port, test, requests, clients)
+                host = client.send(port, test, requests, clients)
                 after = _sample(probe)
                 samples += 2
                 (mono0, idle0, *_), (mono1, idle1, *_) = before, after
@@ -200,10 +130,10 @@ def _add_switches(rows: list[dict], counts: Path):
 
 
 def run(server: str, configs=None, requests: int = 10000, clients: int = 1) -> Path:
-    if server not in SERVERS:
-        raise UklError(f"unknown server benchmark {server!r}; valid: {', '.join(SERVERS)}")
-    if clients != 1 and SERVERS[server][1] is not _redis:
-        raise UklError(f"--clients is for redis; the {server} client uses one connection")
+    bench = bench_of(server)
+    if clients != 1 and not CLIENTS[bench.client].connections:
+        raise UklError(f"--clients is for redis-benchmark; the {server} client, "
+                       f"{bench.client}, uses one connection")
     configs = config_names(configs or [], ["ukl"])
     return write(f"{server}-", {
         "server": server, "requests": requests, "clients": clients,

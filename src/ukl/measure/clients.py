@@ -1,0 +1,99 @@
+"""The clients on the host that `ukl bench` drives a server with; a recipe's
+[bench] table names one (build/recipes.py, BENCH_CLIENTS).  A client sends a
+batch of requests and returns the host-side rate and latencies, which under
+TCG measure the emulator as much as the guest: the bench keeps them as noisy."""
+import csv
+import http.client
+import io
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ..errors import UklError
+
+TIMEOUT = 1800
+
+
+def _redis_benchmark(port: int, test: str, n: int, connections: int) -> dict:
+    res = subprocess.run(["redis-benchmark", "-p", str(port), "-c", str(connections), "-P", "1",
+                          "-n", str(n), "-t", test, "--csv"], capture_output=True, text=True,
+                         timeout=TIMEOUT)
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    if res.returncode != 0 or len(rows) != 1:
+        raise UklError(f"redis-benchmark -t {test} failed: {(res.stderr or res.stdout)[-200:]}")
+    row = rows[0]
+    return {"rps": float(row["rps"]), "p50_ms": float(row["p50_latency_ms"]),
+            "p99_ms": float(row["p99_latency_ms"])}
+
+
+def _timed(n: int, one_request) -> dict:
+    """N sequential requests; host-side rate and latency percentiles."""
+    lat = []
+    start = time.monotonic()
+    for i in range(n):
+        t = time.monotonic()
+        one_request(i)
+        lat.append(time.monotonic() - t)
+    total = time.monotonic() - start
+    lat.sort()
+    return {"rps": n / total, "p50_ms": 1e3 * lat[n // 2], "p99_ms": 1e3 * lat[(99 * n) // 100]}
+
+
+def _memcached(port: int, test: str, n: int, connections: int) -> dict:
+    """The memcached text protocol over one connection, one request at a time."""
+    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as s:
+        f = s.makefile("rb")
+
+        def request(i):
+            if test == "set":
+                s.sendall(b"set key:%d 0 0 8\r\nvalue%03d\r\n" % (i % 100, i % 1000))
+                assert f.readline() == b"STORED\r\n"
+            else:
+                s.sendall(b"get key:%d\r\n" % (i % 100))
+                while f.readline() not in (b"END\r\n", b""):
+                    pass
+        return _timed(n, request)
+
+
+def _http(port: int, test: str, n: int, connections: int) -> dict:
+    """HTTP/1.1 GETs of / over one kept-alive connection.  (wrk runs for a
+    duration, not a count, so the nginx tests use it and this does not.)"""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+
+    def request(i):
+        conn.request("GET", "/")
+        res = conn.getresponse()
+        res.read()
+        if res.status != 200:
+            raise UklError(f"the server answered HTTP {res.status}")
+    try:
+        return _timed(n, request)
+    finally:
+        conn.close()
+
+
+@dataclass(frozen=True)
+class Client:
+    send: Callable                  # (port, test, requests, connections) -> host-side numbers
+    reset: list                     # requests that reset the server, each answered by a line
+    connections: bool = False       # it can open more than one connection (--clients)
+
+
+# The keys memcached's gets find.
+MEMCACHED_KEYS = [b"set key:%d 0 0 8\r\nvalue%03d\r\n" % (i, i) for i in range(100)]
+CLIENTS = {
+    "redis-benchmark": Client(_redis_benchmark, [b"FLUSHALL\r\n"], connections=True),
+    "memcached": Client(_memcached, [b"flush_all\r\n", *MEMCACHED_KEYS]),
+    "http": Client(_http, []),
+}
+
+
+def reset(client: Client, port: int):
+    """Before every batch, outside the measurement: each starts from the same state."""
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+        f = s.makefile("rb")
+        for line in client.reset:
+            s.sendall(line)
+            f.readline()
