@@ -75,11 +75,11 @@ def build(program: str | programs.Program, config: "str | configs.Config" = "ukl
     (relinked for a UKL program)."""
     cfg = configs.get(config)
     prog = programs.resolve(program) if isinstance(program, str) else program
-    libc.build("baseline")
+    libc.build(configs.get("baseline"))
     tools = _guest_tools()
-    libc.build(cfg.kind)
+    libc.build(cfg)
     binary = programs.build(prog, cfg)
-    tree = programs.built_tree(prog, cfg.kind)
+    tree = programs.built_tree(prog, cfg)
     files = [(tree / src, guest) for guest, src in prog.files.items()]
     if cfg.kernel == "baseline":
         return Built(prog, cfg, kernel.build("baseline"), binary.read_bytes(), tools, files,

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from ukl import cli
+from ukl import cli, configs
 from ukl.build import recipes, series
 from ukl.errors import UklError
 from ukl.layout import RUNS
@@ -104,7 +104,7 @@ def test_failing_recipe_step_names_its_log_and_is_redone(tmp_path, monkeypatch, 
         'binary = "prog"\n')
     for attempt in range(2):
         with pytest.raises(UklError) as e:
-            recipes.binary(recipes.load("broken"), "baseline")
+            recipes.binary(recipes.load("broken"), configs.get("baseline"))
         assert "broken (baseline) step 1/1: sh failed (exit 3)" in str(e.value)
         assert "app-broken-baseline-1.log" in str(e.value)
         assert "oops: no such header" in capsys.readouterr().err      # the log's last lines

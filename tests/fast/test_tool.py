@@ -1,5 +1,6 @@
 """The fast tier: no kernel, no C library, no guest.  `pytest -m "not boot"` runs these."""
 import base64
+import dataclasses
 import gzip
 import hashlib
 import json
@@ -218,6 +219,28 @@ def test_the_ukl_kernel_is_resolved_once_into_the_configuration(monkeypatch):
     monkeypatch.setenv("UKL_KERNEL", "baseline")
     with pytest.raises(UklError, match="unknown UKL kernel 'baseline' in UKL_KERNEL"):
         configs.get("ukl")
+
+
+def test_every_build_step_takes_the_kernel_from_the_configuration(monkeypatch, tmp_path):
+    """A Config naming the mitigated kernel selects its C library, programs,
+    recipes and ukl-cc's kernel without UKL_KERNEL; only configs reads it."""
+    from ukl.build import libc
+    monkeypatch.delenv("UKL_KERNEL", raising=False)
+    mitigated = dataclasses.replace(configs.get("ukl-ret-byp"), kernel="ukl-mitigated")
+    assert configs.get("ukl").kernel == "ukl"
+    assert libc.variant(mitigated) == "ukl-thunks" and libc.variant(configs.get("ukl")) == "ukl"
+    assert libc.sysroot(mitigated).name == "ukl-thunks"
+    baseline_here = dataclasses.replace(configs.get("cpl3-on-ukl"), kernel="ukl-mitigated")
+    assert libc.variant(baseline_here) == "baseline"
+    assert libc.variant(libc.of_kind(baseline_here, "ukl")) == "ukl-thunks"
+    assert recipes.ukl_cc_env(mitigated) == {"UKL_KERNEL": "ukl-mitigated"}
+    assert recipes.ukl_cc_env(baseline_here) == {}
+    wrapper = recipes._compiler(tmp_path, mitigated).read_text()
+    assert "UKL_KERNEL=ukl-mitigated exec" in wrapper and "--baseline" not in wrapper
+    readers = [p.name for p in (Path(configs.__file__).parent / "build").glob("*.py")
+               if "environ" in p.read_text().replace('environ.get("XDG_CACHE_HOME"', "")
+               or "ukl_kernel(" in p.read_text()]
+    assert readers == []
 
 
 def test_relay_queues_connections_for_a_backlog_of_one():

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from . import image, net
-from .. import symbols
+from .. import configs, symbols
 from ..build import recipes
 from ..errors import UklError
 
@@ -163,4 +163,4 @@ def gdb_script(built, run_dir: Path, port: int) -> Path:
 def strace_binary() -> bytes:
     """strace for the guest's /bin: Debian's, built with `ukl-cc --baseline`
     (apps/strace.toml)."""
-    return recipes.binary(recipes.load("strace"), "baseline").read_bytes()
+    return recipes.binary(recipes.load("strace"), configs.get("baseline")).read_bytes()
