@@ -10,11 +10,8 @@ from .errors import UklError
 from .guest import console, features, image, net, qemu
 from .guest.options import DEFAULT_TIMEOUT, Options
 from .guest.spec import GuestSpec
-from .layout import EXAMPLES, ROOT, RUNS
+from .layout import RUNS
 
-# Ordinary (ring 3) programs in every guest's /bin.
-GUEST_TOOLS = {"cpl": EXAMPLES / "cpl.c", "ukl-busy": ROOT / "bench" / "busy.c",
-               "ukl-intruder": EXAMPLES / "intruder.c"}
 
 
 @dataclass
@@ -23,7 +20,6 @@ class Built:
     config: configs.Config     # config.kernel is the kernel built and booted
     kernel: Path         # bzImage to boot
     binary: bytes        # what goes to /app/<name>
-    tools: dict          # ordinary executables for /bin, by name
     files: list = field(default_factory=list)   # (host path, guest path) the program needs
     vmlinux: Path | None = None    # the booted kernel's ELF, with symbols
     elf: Path | None = None        # the program's ELF, with symbols, as it runs
@@ -40,12 +36,17 @@ class Result:
     run_dir: Path
 
 
+def guest_tools(sources: dict[str, Path]) -> dict[str, bytes]:
+    """Ordinary (CPL3) programs for a guest's /bin (Options.tools), by name,
+    from their C sources: what a test or a benchmark puts beside its program."""
+    return {name: _guest_tool(name, Path(src)) for name, src in sources.items()}
+
+
 @functools.cache
-def _guest_tools() -> dict[str, bytes]:
-    """Built once per process: examples/ does not change under a running process."""
-    baseline = configs.get("baseline")
-    return {tool: programs.build(programs.Program("source", tool, src), baseline).read_bytes()
-            for tool, src in GUEST_TOOLS.items()}
+def _guest_tool(name: str, source: Path) -> bytes:
+    """Built once per process: sources do not change under a running process."""
+    program = programs.Program("source", name, source)
+    return programs.build(program, configs.get("baseline")).read_bytes()
 
 
 def build(program: str | programs.Program, config: "str | configs.Config" = "ukl") -> Built:
@@ -53,14 +54,12 @@ def build(program: str | programs.Program, config: "str | configs.Config" = "ukl
     (relinked for a UKL program)."""
     cfg = configs.get(config)
     prog = programs.resolve(program) if isinstance(program, str) else program
-    libc.build(configs.get("baseline"))
-    tools = _guest_tools()
     libc.build(cfg)
     binary = programs.build(prog, cfg)
     tree = programs.built_tree(prog, cfg)
     files = [(tree / src, guest) for guest, src in prog.files.items()]
     if cfg.kernel == "baseline":
-        return Built(prog, cfg, kernel.build("baseline"), binary.read_bytes(), tools, files,
+        return Built(prog, cfg, kernel.build("baseline"), binary.read_bytes(), files,
                      kernel.build_dir("baseline") / "vmlinux", binary)
     if cfg.ukl:
         image_, payload = kernel.link(binary, prog.name, cfg.kernel), image.ukl_marker(prog.name)
@@ -69,7 +68,7 @@ def build(program: str | programs.Program, config: "str | configs.Config" = "ukl
         image_, payload = kernel.build(cfg.kernel), binary.read_bytes()
         vmlinux, elf = kernel.build_dir(cfg.kernel) / "vmlinux", binary
     configs.check_kernel(cfg, kernel.config_values(cfg.kernel))
-    return Built(prog, cfg, image_, payload, tools, files, vmlinux, elf)
+    return Built(prog, cfg, image_, payload, files, vmlinux, elf)
 
 
 def _probe_kvm(kernel_image: Path) -> bool:
@@ -94,7 +93,7 @@ def spec(built: Built, opts: Options, work: Path, one_console=False) -> GuestSpe
     gets its recipe's default arguments."""
     prog = built.program
     guest = GuestSpec(built.name, built.binary, list(opts.args or prog.args), built.kernel, work,
-                      env=dict(image.GUEST_ENV), tools={**built.tools, **opts.tools},
+                      env=dict(image.GUEST_ENV), tools=dict(opts.tools),
                       files=list(built.files), dirs=list(prog.dirs), one_console=one_console)
     features.contribute(guest, built, opts)
     return guest
@@ -140,8 +139,8 @@ def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_r
 
 
 def run(program: str, config="ukl", args=(), smp: int = 1, timeout: float = DEFAULT_TIMEOUT,
-        stdout=None, stderr=None) -> Result:
-    return boot(build(program, config), Options(tuple(args), smp, timeout),
+        stdout=None, stderr=None, tools: dict | None = None) -> Result:
+    return boot(build(program, config), Options(tuple(args), smp, timeout, tools=tools or {}),
                 stdout=stdout, stderr=stderr)
 
 

@@ -1,6 +1,5 @@
 """What the fast tests of the guest share: a guest made from a GuestSpec, read
 back as QEMU's command line and the initramfs's files, with nothing built."""
-import gzip
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,17 +11,7 @@ from ukl.guest import image, qemu, spec as guest_spec
 
 
 def cpio_files(path: Path) -> dict[str, tuple[int, bytes]]:
-    """name -> (mode, data) of a newc archive."""
-    data, files, pos = gzip.decompress(path.read_bytes()), {}, 0
-    while True:
-        fields = [int(data[pos + 6 + 8 * i:pos + 14 + 8 * i], 16) for i in range(13)]
-        mode, size, namesize = fields[1], fields[6], fields[11]
-        name = data[pos + 110:pos + 110 + namesize - 1].decode()
-        pos = (pos + 110 + namesize + 3) & ~3
-        if name == "TRAILER!!!":
-            return files
-        files[name] = (mode, data[pos:pos + size])
-        pos = (pos + size + 3) & ~3
+    return image.read(path.read_bytes())
 
 
 @pytest.fixture
@@ -67,7 +56,7 @@ def guest(tmp_path, fake_busybox):
     def make(opts=None, name="p", config="ukl", one_console=False, program=None, **built):
         b = api.Built(program or programs.Program("example", name, Path(f"/{name}.c")),
                       configs.CONFIGS[config], Path("/k/bzImage"),
-                      built.pop("binary", b"\x7fELF..."), built.pop("tools", {}), **built)
+                      built.pop("binary", b"\x7fELF..."), **built)
         work = tmp_path / "run"
         spec = api.spec(b, opts or api.Options(), work, one_console)
         initrd = image.build(work, spec)

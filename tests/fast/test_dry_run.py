@@ -23,7 +23,7 @@ def _main(*argv):
 def built(monkeypatch, fake_busybox, tmp_path):
     """api.build without building: a UKL hello, its run directory under tmp_path."""
     fake = api.Built(programs.Program("example", "hello", Path("/hello.c")),
-                     configs.CONFIGS["ukl"], Path("/k/bzImage"), b"\x7fUKL\n", {})
+                     configs.CONFIGS["ukl"], Path("/k/bzImage"), b"\x7fUKL\n")
     monkeypatch.setattr(api, "build", lambda program, config: fake)
     monkeypatch.setattr(api, "RUNS", tmp_path / "runs")
     monkeypatch.setattr(cli.signal, "signal", lambda *args: None)

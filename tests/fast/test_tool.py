@@ -91,6 +91,12 @@ def test_the_initramfs_holds_the_program_its_files_users_and_the_static_init(gue
     assert sorted(n for n in g.files if n.startswith("bin/")) == ["bin/busybox"]
 
 
+def test_a_test_s_own_tools_go_to_its_guest_s_bin_only(guest):
+    g = guest(api.Options(tools={"ukl-intruder": b"\x7fELF intruder"}))
+    assert g.files["bin/ukl-intruder"] == (0o100755, b"\x7fELF intruder")
+    assert "bin/ukl-intruder" not in guest().files
+
+
 def test_a_recipe_s_directories_are_made(guest):
     from ukl.build import recipes
     recipe = recipes.parse("srv", 'description = "x"\nsource = "redis"\nsteps = [["make"]]\n'

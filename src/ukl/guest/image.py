@@ -54,6 +54,20 @@ PASSWD = b"root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/
 GROUP = b"root:x:0:\nnogroup:x:65534:\n"
 
 
+def read(initramfs: bytes) -> dict[str, tuple[int, bytes]]:
+    """The entries of a gzipped newc archive (as build writes it): name -> (mode, data)."""
+    data, files, pos = gzip.decompress(initramfs), {}, 0
+    while True:
+        fields = [int(data[pos + 6 + 8 * i:pos + 14 + 8 * i], 16) for i in range(13)]
+        mode, size, namesize = fields[1], fields[6], fields[11]
+        name = data[pos + 110:pos + 110 + namesize - 1].decode()
+        pos = (pos + 110 + namesize + 3) & ~3
+        if name == "TRAILER!!!":
+            return files
+        files[name] = (mode, data[pos:pos + size])
+        pos = (pos + size + 3) & ~3
+
+
 def _mkdirs(cpio: "Cpio", name: str, made: set):
     """Directory NAME and its parents, each once."""
     parts = name.split("/")
