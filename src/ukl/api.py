@@ -1,5 +1,7 @@
 """The library API that the CLI, the tests and the benchmarks all call."""
+import fcntl
 import functools
+import itertools
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,9 +80,28 @@ def _probe_kvm(kernel_image: Path) -> bool:
     return qemu.boot(qemu.Machine(probe, initrd, accel="kvm"), 15).failure is None
 
 
+_run_dirs: dict[tuple[str, str], tuple[Path, object]] = {}
+
+
 def run_dir(built: Built) -> Path:
-    """Where a boot of BUILT keeps its consoles, QEMU command and plugin output."""
-    return RUNS / f"{built.name}-{built.config.name}"
+    """Where boots of BUILT by this process keep their consoles, initramfs,
+    QEMU command and plugin output: runs/<name>-<config>, or, while another
+    process holds that, runs/<name>-<config>.2 and so on.  Two `ukl run`s at
+    once never share one."""
+    key = (built.name, built.config.name)
+    if key not in _run_dirs:
+        RUNS.mkdir(parents=True, exist_ok=True)
+        for n in itertools.count(1):
+            path = RUNS / (f"{key[0]}-{key[1]}" + (f".{n}" if n > 1 else ""))
+            held = open(RUNS / f".{path.name}.in-use", "w")
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held.close()
+                continue
+            _run_dirs[key] = (path, held)       # held until this process exits
+            break
+    return _run_dirs[key][0]
 
 
 def validate(opts: Options, config: "str | configs.Config", bind: bool = True):

@@ -7,6 +7,7 @@ import json
 import signal
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -468,3 +469,21 @@ def test_a_soak_passes_only_if_every_acknowledged_key_survives_without_a_warning
     assert not soak.passed({**run, "found_after_kill": 4})
     assert not soak.passed({**run, "kernel_warnings": ["WARNING: CPU: 0"]})
     assert not soak.passed({**run, "keys": 0, "found_live": 0, "found_after_kill": 0})
+
+
+def test_two_processes_never_share_a_run_directory(tmp_path, monkeypatch):
+    """runs/<name>-<config> is held by the process that boots there; another
+    process at the same time gets runs/<name>-<config>.2."""
+    monkeypatch.setattr(api, "RUNS", tmp_path)
+    monkeypatch.setattr(api, "_run_dirs", {})
+    built = api.Built(programs.Program("example", "hello", Path("/hello.c")),
+                      configs.CONFIGS["ukl"], Path("/k"), b"")
+    mine = api.run_dir(built)
+    assert mine == tmp_path / "hello-ukl" and api.run_dir(built) == mine
+    other = subprocess.run(
+        [sys.executable, "-c", "import sys; from pathlib import Path; from ukl import api, configs;"
+         "from ukl.build import programs; api.RUNS = Path(sys.argv[1]);"
+         "print(api.run_dir(api.Built(programs.Program('example', 'hello', Path('/h.c')),"
+         "configs.CONFIGS['ukl'], Path('/k'), b'')))", str(tmp_path)],
+        capture_output=True, text=True, check=True).stdout.strip()
+    assert other == str(tmp_path / "hello-ukl.2")
