@@ -1,7 +1,6 @@
 """The fast tier: no kernel, no C library, no guest.  `pytest -m "not boot"` runs these."""
 import base64
 import dataclasses
-import gzip
 import hashlib
 import json
 import signal
@@ -15,7 +14,7 @@ import pytest
 from ukl import api, configs, oci
 from ukl.build import cc, fetch, programs, recipes, series, steps
 from ukl.guest import image, net, qemu, volumes
-from ukl.measure import bench, fuzz, perf_report, serverbench, soak
+from ukl.measure import bench, fuzz, serverbench, soak
 from ukl.errors import UklError
 
 

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from .. import configs, symbols
 from ..build import recipes
-from ..errors import UklError
 
 USER_TOP = 0x0000_8000_0000_0000       # lower addresses are the program's
 _FRAME = re.compile(r"^( => )(0x[0-9a-f]+|[0-9a-f]{16})$")
