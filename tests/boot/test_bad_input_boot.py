@@ -79,19 +79,29 @@ def test_crashed_program_exits_128_plus_signal_with_console_tail():
 
 
 def _private_port(cmd: str) -> str:
-    """The relay's private host port, which each run picks afresh."""
-    return re.sub(r"hostfwd=tcp:127\.0\.0\.1:\d+-:", "hostfwd=tcp:127.0.0.1:PORT-:", cmd)
+    """The relay's private host port, which each run picks afresh (a dry run
+    binds none: it prints HOSTFWD0...)."""
+    return re.sub(r"hostfwd=tcp:127\.0\.0\.1:(\d+|HOSTFWD\d+)-:",
+                  "hostfwd=tcp:127.0.0.1:PORT-:", cmd)
+
+
+def _run_dir(name: str):
+    """The run directory a `ukl run` that just ended used (another process,
+    this one included, may hold runs/NAME: it then gets runs/NAME.2...)."""
+    return max([RUNS / name, *RUNS.glob(f"{name}.*")],
+               key=lambda d: (d / "qemu.cmd").stat().st_mtime if (d / "qemu.cmd").exists() else 0)
 
 
 def test_dry_run_prints_the_command_that_runs():
     dry = ukl("run", "--dry-run", "hello", "-p", "18080:80")
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.startswith("qemu-system-x86_64 ")
-    assert re.search(r"hostfwd=tcp:127\.0\.0\.1:\d+-:80", dry.stdout)
-    assert "hostfwd=tcp:127.0.0.1:18080-:80" not in dry.stdout    # the relay holds 18080
+    assert "hostfwd=tcp:127.0.0.1:HOSTFWD0-:80" in dry.stdout  # the relay would hold 18080
     real = ukl("run", "hello", "-p", "18080:80")
     assert real.returncode == 3, real.stderr
-    ran = (RUNS / "hello-ukl" / "qemu.cmd").read_text().strip()
+    ran = (_run_dir("hello-ukl") / "qemu.cmd").read_text().strip()
+    assert re.search(r"hostfwd=tcp:127\.0\.0\.1:\d+-:80", ran)
+    # Both runs got the same run directory (runs/hello-ukl, or .2 while this process holds it).
     assert _private_port(dry.stdout.strip()) == _private_port(ran)
 
 

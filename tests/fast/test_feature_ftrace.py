@@ -16,7 +16,8 @@ def test_ftrace_sets_up_the_guest_around_the_program(guest, tmp_path, monkeypatc
     t = ftrace.TRACEFS
     assert f"echo ksys_write tcp_sendmsg >{t}/set_graph_function" in g.hooks("setup")
     assert f'echo "$f:stacktrace" >>{t}/set_ftrace_filter' in g.hooks("setup")
-    assert g.hooks("start") == f"echo $$ >{t}/set_ftrace_pid; echo function_graph >{t}/current_tracer\n"
+    assert g.hooks("start") == (f"echo $$ >{t}/set_ftrace_pid; "
+                                f"echo function_graph >{t}/current_tracer\n")
     assert f"cat {t}/trace >/out/ftrace.txt" in g.hooks("finish")
     assert "tracing" not in guest(api.Options(out=tmp_path)).script()
     with pytest.raises(UklError, match="the kernel has no function named 'nosuch'"):
