@@ -1,6 +1,7 @@
 """Linked images are stamped steps: superseded ones are reclaimed unless a
 process holds them (the boot tier links real ones)."""
 import json
+import os
 import subprocess
 import sys
 
@@ -37,3 +38,13 @@ def test_superseded_images_go_unless_held(tmp_path, monkeypatch):
         holder.wait()
     assert keep.exists() and held.exists() and current.exists() and legacy.exists()
     assert not old.exists() and not stale.exists()
+
+
+def test_only_the_newest_images_are_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(kernel, "IMAGES", tmp_path)
+    monkeypatch.setattr(kernel, "KEEP_IMAGES", 2)
+    images = [_image(tmp_path, f"p{n}-x", f"p{n}", "k") for n in range(4)]
+    for n, image in enumerate(images):
+        os.utime(image / steps.STAMP, (n, n))
+    kernel._prune_images(images[0], "p0", "ukl", "k")
+    assert [i.exists() for i in images] == [True, False, True, True]

@@ -222,8 +222,10 @@ def _image_object(exe: Path, obj: Path):
 # an unchanged kernel boots it again without relinking, from any process.
 # A process that uses an image holds a shared lock on IMAGES/.<dir>.in-use
 # until it exits; an image nobody holds is reclaimed once it is superseded
-# (its program or its kernel changed).  Directories from before these stamps
-# go as they did: beyond the newest few, after an hour.
+# (its program or its kernel changed), or once KEEP_IMAGES newer ones exist.
+# Directories from before these stamps go as they did: beyond the newest
+# few, after an hour.
+KEEP_IMAGES = 16
 KEEP_OLD_IMAGES, KEEP_OLD_SECONDS = 8, 3600
 _in_use: dict[Path, object] = {}        # image directory -> its open, locked in-use file
 
@@ -267,8 +269,14 @@ def _reclaim(image: Path) -> bool:
 
 
 def _prune_images(keep: Path, stem: str, flavor: str, ident: str):
-    """Reclaim the images KEEP supersedes: the same program's, and any linked
-    into an older build of this flavor's kernel, unless in use."""
+    """Reclaim the images KEEP supersedes (the same program's, and any linked
+    into an older build of this flavor's kernel) and those beyond the newest
+    KEEP_IMAGES, unless in use."""
+    stamped = sorted((p for p in IMAGES.iterdir() if p.is_dir() and steps.recorded(p)),
+                     key=lambda p: (p / steps.STAMP).stat().st_mtime, reverse=True)
+    for image in stamped[KEEP_IMAGES:]:
+        if image != keep:
+            _reclaim(image)
     for image in (p for p in IMAGES.iterdir() if p.is_dir() and p != keep):
         linked = steps.recorded(image)
         if linked is None:
@@ -328,5 +336,6 @@ def link(app_object: Path, name: str, flavor: str) -> Path:
         (dest / "linked.json").write_text(json.dumps({"stem": stem, "flavor": flavor,
                                                       "kernel": ident}))
     steps.stamped(dest, key, make)
+    os.utime(dest / steps.STAMP)            # the newest used, for KEEP_IMAGES
     _prune_images(dest, stem, flavor, ident)
     return dest / "bzImage"
