@@ -1,19 +1,19 @@
 """The library API that the CLI, the tests and the benchmarks all call."""
+import fcntl
 import functools
+import itertools
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import configs
-from .build import kernel, libc, perf, programs
+from .build import kernel, libc, programs
 from .errors import UklError
-from .guest import console, image, net, qemu, tracing, volumes
-from .layout import EXAMPLES, ROOT, RUNS
+from .guest import console, features, image, net, qemu
+from .guest.options import DEFAULT_TIMEOUT, Options
+from .guest.spec import GuestSpec
+from .layout import RUNS
 
-DEFAULT_TIMEOUT = 180.0
-# Ordinary (ring 3) programs in every guest's /bin.
-GUEST_TOOLS = {"cpl": EXAMPLES / "cpl.c", "ukl-busy": ROOT / "bench" / "busy.c",
-               "ukl-intruder": EXAMPLES / "intruder.c"}
 
 
 @dataclass
@@ -22,7 +22,6 @@ class Built:
     config: configs.Config     # config.kernel is the kernel built and booted
     kernel: Path         # bzImage to boot
     binary: bytes        # what goes to /app/<name>
-    tools: dict          # ordinary executables for /bin, by name
     files: list = field(default_factory=list)   # (host path, guest path) the program needs
     vmlinux: Path | None = None    # the booted kernel's ELF, with symbols
     elf: Path | None = None        # the program's ELF, with symbols, as it runs
@@ -33,41 +32,23 @@ class Built:
 
 
 @dataclass
-class Options:
-    """How to boot: everything but the program and its kernel."""
-    args: tuple = ()
-    smp: int = 1
-    timeout: float = DEFAULT_TIMEOUT
-    icount: bool = False
-    disk: Path | None = None
-    ports: list = field(default_factory=list)      # (host, guest) TCP ports
-    volumes: list = field(default_factory=list)    # volumes.Volume: mounted, or copied in
-    services: list = field(default_factory=list)   # commands started before the program
-    kernel_args: list = field(default_factory=list)
-    plugin: tuple | None = None    # a QEMU TCG plugin and its "key=value" arguments
-    cpu: str = "max"               # QEMU's -cpu
-    out: Path | None = None        # the host directory that receives the guest's /out
-    stop: qemu.Stop | None = None  # delivers the host's SIGTERM and SIGINT to the program
-    ftrace: tuple = ()             # kernel functions to trace into out/ftrace.txt
-    core: bool = False             # a crash leaves out/core, beside out/program
-    gdb_port: int | None = None    # wait for gdb on 127.0.0.1:PORT (tracing.gdb_script)
-    strace: bool = False           # strace runs the program; the trace goes to its stderr
-    perf: bool = False             # perf records the program into out/perf.data
-
-
-@dataclass
 class Result:
     status: int | None   # None when the host stopped the guest
     console: Path
     run_dir: Path
 
 
+def guest_tools(sources: dict[str, Path]) -> dict[str, bytes]:
+    """Ordinary (CPL3) programs for a guest's /bin (Options.tools), by name,
+    from their C sources: what a test or a benchmark puts beside its program."""
+    return {name: _guest_tool(name, Path(src)) for name, src in sources.items()}
+
+
 @functools.cache
-def _guest_tools() -> dict[str, bytes]:
-    """Built once per process: examples/ does not change under a running process."""
-    baseline = configs.get("baseline")
-    return {tool: programs.build(programs.Program("source", tool, src), baseline).read_bytes()
-            for tool, src in GUEST_TOOLS.items()}
+def _guest_tool(name: str, source: Path) -> bytes:
+    """Built once per process: sources do not change under a running process."""
+    program = programs.Program("source", name, source)
+    return programs.build(program, configs.get("baseline")).read_bytes()
 
 
 def build(program: str | programs.Program, config: "str | configs.Config" = "ukl") -> Built:
@@ -75,14 +56,12 @@ def build(program: str | programs.Program, config: "str | configs.Config" = "ukl
     (relinked for a UKL program)."""
     cfg = configs.get(config)
     prog = programs.resolve(program) if isinstance(program, str) else program
-    libc.build("baseline")
-    tools = _guest_tools()
-    libc.build(cfg.kind)
+    libc.build(cfg)
     binary = programs.build(prog, cfg)
-    tree = programs.built_tree(prog, cfg.kind)
+    tree = programs.built_tree(prog, cfg)
     files = [(tree / src, guest) for guest, src in prog.files.items()]
     if cfg.kernel == "baseline":
-        return Built(prog, cfg, kernel.build("baseline"), binary.read_bytes(), tools, files,
+        return Built(prog, cfg, kernel.build("baseline"), binary.read_bytes(), files,
                      kernel.build_dir("baseline") / "vmlinux", binary)
     if cfg.ukl:
         image_, payload = kernel.link(binary, prog.name, cfg.kernel), image.ukl_marker(prog.name)
@@ -91,76 +70,89 @@ def build(program: str | programs.Program, config: "str | configs.Config" = "ukl
         image_, payload = kernel.build(cfg.kernel), binary.read_bytes()
         vmlinux, elf = kernel.build_dir(cfg.kernel) / "vmlinux", binary
     configs.check_kernel(cfg, kernel.config_values(cfg.kernel))
-    return Built(prog, cfg, image_, payload, tools, files, vmlinux, elf)
+    return Built(prog, cfg, image_, payload, files, vmlinux, elf)
 
 
 def _probe_kvm(kernel_image: Path) -> bool:
     work = RUNS / "kvm-probe"
-    initrd = image.build(work, "true", b"#!/bin/busybox sh\nexit 0\n", [])
-    return qemu.boot(qemu.Machine(kernel_image, initrd, work, accel="kvm"), 15).failure is None
+    probe = GuestSpec("true", b"#!/bin/busybox sh\nexit 0\n", [], kernel_image, work)
+    initrd = image.build(work, probe)
+    return qemu.boot(qemu.Machine(probe, initrd, accel="kvm"), 15).failure is None
+
+
+_run_dirs: dict[tuple[str, str], tuple[Path, object]] = {}
 
 
 def run_dir(built: Built) -> Path:
-    """Where a boot of BUILT keeps its consoles, QEMU command and plugin output."""
-    return RUNS / f"{built.name}-{built.config.name}"
+    """Where boots of BUILT by this process keep their consoles, initramfs,
+    QEMU command and plugin output: runs/<name>-<config>, or, while another
+    process holds that, runs/<name>-<config>.2 and so on.  Two `ukl run`s at
+    once never share one."""
+    key = (built.name, built.config.name)
+    if key not in _run_dirs:
+        RUNS.mkdir(parents=True, exist_ok=True)
+        for n in itertools.count(1):
+            path = RUNS / (f"{key[0]}-{key[1]}" + (f".{n}" if n > 1 else ""))
+            held = open(RUNS / f".{path.name}.in-use", "w")
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held.close()
+                continue
+            _run_dirs[key] = (path, held)       # held until this process exits
+            break
+    return _run_dirs[key][0]
+
+
+def validate(opts: Options, config: "str | configs.Config", bind: bool = True):
+    """The one check of OPTS, before anything is built (see features.validate)."""
+    features.validate(opts, configs.get(config), bind)
+
+
+def spec(built: Built, opts: Options, work: Path, one_console=False) -> GuestSpec:
+    """The guest that boots BUILT with OPTS, as data.  Without ARGS the program
+    gets its recipe's default arguments."""
+    prog = built.program
+    guest = GuestSpec(built.name, built.binary, list(opts.args or prog.args), built.kernel, work,
+                      env=dict(image.GUEST_ENV), tools=dict(opts.tools),
+                      files=list(built.files), dirs=list(prog.dirs), one_console=one_console)
+    features.contribute(guest, built, opts)
+    return guest
 
 
 def initramfs(built: Built, opts: Options, work: Path, one_console=False) -> Path:
-    """Write WORK/initramfs.cpio.gz for BUILT booted with OPTS (see image.build)."""
-    prog = built.program
-    files = built.files + [(v.host, v.guest) for v in opts.volumes if not v.mounted]
-    tools = {**built.tools, **({"strace": tracing.strace_binary()} if opts.strace else {}),
-             **({"perf": perf.binary().read_bytes()} if opts.perf else {})}
-    return image.build(work, built.name, built.binary, list(opts.args or prog.args),
-                       tools, ports=[g for _, g in opts.ports], files=files,
-                       dirs=prog.dirs, services=opts.services, out=opts.out is not None,
-                       control=opts.stop is not None, ftrace=opts.ftrace, core=opts.core,
-                       strace=opts.strace, one_console=one_console, perf=opts.perf,
-                       mounts=[(tag, v.guest, v.mode == "ro")
-                               for tag, v in volumes.mounted(opts.volumes)])
+    """Write WORK/initramfs.cpio.gz for BUILT booted with OPTS."""
+    return image.build(work, spec(built, opts, work, one_console))
 
 
-def machine(built: Built, opts: Options = Options()) -> qemu.Machine:
-    """The guest that boots BUILT: its initramfs written, its published ports
-    bound, its QEMU command decided (close its relay if it does not boot).
-    Without ARGS the program gets its recipe's default arguments."""
-    if opts.smp < 1:
-        raise UklError(f"--smp must be at least 1, not {opts.smp}")
-    net.check_host_ports([h for h, _ in opts.ports])
-    work = run_dir(built)
-    initrd = initramfs(built, opts, work)
-    shares = [(tag, v.host, v.mode == "ro") for tag, v in volumes.mounted(opts.volumes)]
-    # gdb's breakpoints need TCG: under KVM QEMU writes them to physical memory.
-    accel = "tcg" if opts.icount or opts.gdb_port else \
-        qemu.choose_accel(lambda: _probe_kvm(built.kernel))
-    # Measurements also fix the address-space layout, which otherwise moves
-    # page-table and fork costs by a few percent from boot to boot.
-    extra = ((["norandmaps"] if opts.icount else []) + built.config.kernel_args()
-             + list(opts.kernel_args))
-    return qemu.Machine(built.kernel, initrd, work, smp=opts.smp, accel=accel,
-                        icount=opts.icount, disk=opts.disk, cmdline_extra=extra,
-                        relay=net.Relay(list(opts.ports)), plugin=opts.plugin, cpu=opts.cpu,
-                        out_tar=work / "out.tar" if opts.out else None,
-                        control=opts.stop is not None, gdb_port=opts.gdb_port, shares=shares)
+def machine(built: Built, opts: Options = Options(), dry_run: bool = False) -> qemu.Machine:
+    """The guest that boots BUILT: its initramfs written, its QEMU command
+    decided, and, unless DRY_RUN, its published ports bound (close its
+    relay if it does not boot).  A dry run binds and boots nothing: the
+    private forward ports are placeholders, and KVM is used only if an
+    earlier probe found it usable."""
+    guest = spec(built, opts, run_dir(built))
+    initrd = image.build(guest.workdir, guest)
+    if guest.tcg_only:
+        accel = "tcg"
+    elif dry_run:
+        accel = qemu.known_accel()
+    else:
+        accel = qemu.choose_accel(lambda: _probe_kvm(built.kernel))
+    relay = None if dry_run else net.Relay(list(opts.ports))
+    return qemu.Machine(guest, initrd, accel=accel, relay=relay)
 
 
 def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_ready=None,
          stop: threading.Event | None = None) -> Result:
     """Boot a built program; its stdout/stderr go to the given binary streams.
     With opts.out, what the guest left in /out is in that directory afterwards."""
-    if opts.out:
-        volumes.check_out_dir(opts.out)
-    tracing.check(built, opts.ftrace, opts.core, opts.out, opts.perf)
-    if opts.gdb_port:
-        tracing.check_gdb(built.config, opts.gdb_port)
+    validate(opts, built.config, bind=False)     # the relay's bind is the port check
     m = machine(built, opts)
-    if m.out_tar:
-        m.out_tar.unlink(missing_ok=True)
+    features.before_boot(m.spec, opts)
     result = qemu.boot(m, opts.timeout, stdout=stdout, stderr=stderr, on_ready=on_ready,
                        stop=stop, stop_by_signal=opts.stop)
-    if m.out_tar:
-        volumes.collect(m.out_tar, opts.out)
-        tracing.finish(built, opts.ftrace, opts.core, opts.out)
+    features.finish(built, opts, m.spec)
     if result.failure:
         console.show_tail(result.console)
         raise UklError(f"{built.name} ({built.config.name}): {result.failure} [console: {result.console}]")
@@ -168,8 +160,8 @@ def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_r
 
 
 def run(program: str, config="ukl", args=(), smp: int = 1, timeout: float = DEFAULT_TIMEOUT,
-        stdout=None, stderr=None) -> Result:
-    return boot(build(program, config), Options(tuple(args), smp, timeout),
+        stdout=None, stderr=None, tools: dict | None = None) -> Result:
+    return boot(build(program, config), Options(tuple(args), smp, timeout, tools=tools or {}),
                 stdout=stdout, stderr=stderr)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from . import api, configs, oci
 from .build import fetch, series
 from .errors import UklError
-from .guest import console, net, qemu, tracing, volumes
+from .guest import console, features, net, qemu, volumes
 from .measure import bench, fuzz, perf_report, profile, selftests, serverbench, soak
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
@@ -55,11 +55,18 @@ def _cpu_counts(text: str) -> list[int]:
     return [int(c) for c in counts]
 
 
-def _kernel_arg(text: str) -> str:
+def _kernel_arg(text: str) -> list[str]:
     """One word of the kernel command line: no space or quote can split it."""
     if not text or any(c.isspace() or c in "\"'" for c in text):
         raise argparse.ArgumentTypeError(f"must be one word without quotes, not {text!r}")
-    return text
+    return [text]
+
+
+def _kernel_args(text: str) -> list[str]:
+    try:
+        return features.append.words(text)
+    except UklError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 class Parser(argparse.ArgumentParser):
@@ -124,11 +131,16 @@ def _parser() -> Parser:
                         "is killed if it has not exited after this long (default %(default)g), "
                         "or at a second signal")
     r.add_argument("--dry-run", action="store_true",
-                   help="build everything and show the QEMU command, but do not boot")
-    r.add_argument("--kernel-arg", dest="kernel_args", action="append", default=[],
+                   help="build everything and show the QEMU command, but do not boot: no "
+                        "port is bound, and the private forward ports show as HOSTFWD0...")
+    r.add_argument("--append", dest="kernel_args", action="extend", default=[],
+                   type=_kernel_args, metavar="ARGS",
+                   help="add ARGS to the guest kernel's command line, e.g. "
+                        "'lockdown=integrity isolcpus=1' (repeatable)")
+    r.add_argument("--kernel-arg", dest="kernel_args", action="extend",
                    type=_kernel_arg, metavar="ARG",
-                   help="add ARG to the guest kernel's command line, e.g. lockdown=integrity "
-                        "or ukl=allow-meltdown (repeatable)")
+                   help="add one word ARG to the guest kernel's command line, e.g. "
+                        "ukl=allow-meltdown (repeatable)")
 
     o = sub.add_parser("oci", help="write an OCI image of PROGRAM that urunc boots "
                        "(containerd, Kubernetes)")
@@ -223,32 +235,23 @@ def _config(args) -> configs.Config:
 
 def _run(args, prog_args):
     ports = [net.parse_port(p) for p in args.ports]
-    net.check_host_ports([h for h, _ in ports])          # before a long build
-    if args.out:
-        volumes.check_out_dir(args.out)
-    ftrace = tuple(f for f in args.ftrace.split(",") if f)
-    tracing.check_out(ftrace, args.core, args.out, args.perf)
-    if args.perf and args.strace:
-        raise UklError("--perf and --strace both run the program: choose one")
     timeout = args.timeout or (float("inf") if args.gdb else api.DEFAULT_TIMEOUT)
     opts = api.Options(tuple(prog_args), args.smp, timeout, ports=ports,
                        volumes=[volumes.parse_volume(v) for v in args.volumes], out=args.out,
-                       ftrace=ftrace, core=args.core,
+                       ftrace=tuple(f for f in args.ftrace.split(",") if f), core=args.core,
                        gdb_port=args.gdb_port if args.gdb else None, strace=args.strace,
                        perf=args.perf, kernel_args=args.kernel_args)
+    config = _config(args)
+    api.validate(opts, config, bind=not args.dry_run)     # before a long build
+    built = api.build(args.program, config)
     if args.gdb:
-        tracing.check_gdb(_config(args), args.gdb_port)
-    built = api.build(args.program, _config(args))
-    if args.gdb:
-        script = tracing.gdb_script(built, api.run_dir(built), args.gdb_port)
+        script = features.gdb.script(built, api.run_dir(built), args.gdb_port)
         print(f"ukl: the guest waits for gdb on 127.0.0.1:{args.gdb_port}; attach with:\n"
               f"  gdb -q -x {shlex.quote(str(script))}", file=sys.stderr, flush=True)
     stop = qemu.Stop(built.name, args.stop_timeout)
     opts = dataclasses.replace(opts, stop=stop)
     if args.dry_run:
-        machine = api.machine(built, opts)
-        machine.relay.close()
-        print(shlex.join(machine.argv()))
+        print(shlex.join(api.machine(built, opts, dry_run=True).argv()))
         return
     published = ", ".join(f"127.0.0.1:{h} -> guest port {g}" for h, g in ports)
     ready = lambda: print(f"ukl: {built.name} is ready: {published}", file=sys.stderr,

@@ -9,6 +9,8 @@ import pytest
 
 from ukl import api
 
+from cases import TEST_TOOLS
+
 HERE = Path(__file__).parent
 
 
@@ -34,7 +36,8 @@ class Runs:
         key = (program, config, smp, tuple(args))
         if key not in self.cache:
             out, err = io.BytesIO(), io.BytesIO()
-            res = api.run(program, config, args, smp=smp, stdout=out, stderr=err)
+            res = api.run(program, config, args, smp=smp, stdout=out, stderr=err,
+                          tools=api.guest_tools(TEST_TOOLS))
             self.cache[key] = Run(res.status, out.getvalue().decode(), err.getvalue().decode(),
                                   res.console.read_text(errors="replace"))
         return self.cache[key]

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from ukl import cli
+from ukl import cli, configs
 from ukl.build import recipes, series
 from ukl.errors import UklError
 from ukl.layout import RUNS
@@ -79,19 +79,29 @@ def test_crashed_program_exits_128_plus_signal_with_console_tail():
 
 
 def _private_port(cmd: str) -> str:
-    """The relay's private host port, which each run picks afresh."""
-    return re.sub(r"hostfwd=tcp:127\.0\.0\.1:\d+-:", "hostfwd=tcp:127.0.0.1:PORT-:", cmd)
+    """The relay's private host port, which each run picks afresh (a dry run
+    binds none: it prints HOSTFWD0...)."""
+    return re.sub(r"hostfwd=tcp:127\.0\.0\.1:(\d+|HOSTFWD\d+)-:",
+                  "hostfwd=tcp:127.0.0.1:PORT-:", cmd)
+
+
+def _run_dir(name: str):
+    """The run directory a `ukl run` that just ended used (another process,
+    this one included, may hold runs/NAME: it then gets runs/NAME.2...)."""
+    return max([RUNS / name, *RUNS.glob(f"{name}.*")],
+               key=lambda d: (d / "qemu.cmd").stat().st_mtime if (d / "qemu.cmd").exists() else 0)
 
 
 def test_dry_run_prints_the_command_that_runs():
     dry = ukl("run", "--dry-run", "hello", "-p", "18080:80")
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.startswith("qemu-system-x86_64 ")
-    assert re.search(r"hostfwd=tcp:127\.0\.0\.1:\d+-:80", dry.stdout)
-    assert "hostfwd=tcp:127.0.0.1:18080-:80" not in dry.stdout    # the relay holds 18080
+    assert "hostfwd=tcp:127.0.0.1:HOSTFWD0-:80" in dry.stdout  # the relay would hold 18080
     real = ukl("run", "hello", "-p", "18080:80")
     assert real.returncode == 3, real.stderr
-    ran = (RUNS / "hello-ukl" / "qemu.cmd").read_text().strip()
+    ran = (_run_dir("hello-ukl") / "qemu.cmd").read_text().strip()
+    assert re.search(r"hostfwd=tcp:127\.0\.0\.1:\d+-:80", ran)
+    # Both runs got the same run directory (runs/hello-ukl, or .2 while this process holds it).
     assert _private_port(dry.stdout.strip()) == _private_port(ran)
 
 
@@ -104,7 +114,7 @@ def test_failing_recipe_step_names_its_log_and_is_redone(tmp_path, monkeypatch, 
         'binary = "prog"\n')
     for attempt in range(2):
         with pytest.raises(UklError) as e:
-            recipes.binary(recipes.load("broken"), "baseline")
+            recipes.binary(recipes.load("broken"), configs.get("baseline"))
         assert "broken (baseline) step 1/1: sh failed (exit 3)" in str(e.value)
         assert "app-broken-baseline-1.log" in str(e.value)
         assert "oops: no such header" in capsys.readouterr().err      # the log's last lines

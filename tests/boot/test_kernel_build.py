@@ -2,10 +2,13 @@
 import io
 import re
 import subprocess
+import sys
+import time
 
 from ukl import api
 from ukl.build import kernel
 from ukl.layout import LOGS
+from uklcli import ukl
 
 
 
@@ -18,11 +21,12 @@ def test_configs_differ_only_in_ukl_options(runs):
                for k in differing), sorted(differing)
 
 
-def test_relinking_a_program_compiles_no_kernel_code(runs):
+def test_relinking_a_program_compiles_no_kernel_code(runs, tmp_path):
     runs("hello")                                    # the kernel is built
-    kernel._linked.clear()                           # relink even if linked earlier in the session
-    api.build("files")
-    api.build("heap")                                # a second relink, after a change of program
+    for n in range(2):               # new objects: linked images are reused otherwise
+        src = tmp_path / f"relinked{n}.c"
+        src.write_text(f'int main(void) {{ return {n}; }} /* {time.time()} */\n')
+        api.build(str(src))
     log = (LOGS / "kernel-ukl.log").read_text()
     compiled = re.findall(r"^\s+CC\s+(\S+)", log, re.M)
     # kbuild regenerates the version stamp (build number) on every vmlinux link,
@@ -31,6 +35,38 @@ def test_relinking_a_program_compiles_no_kernel_code(runs):
                       and o != "init/version-timestamp.o"]
     assert not kernel_objects, kernel_objects
     assert re.search(r"^\s+LD\s+vmlinux$", log, re.M)
+
+
+def test_an_unchanged_program_on_an_unchanged_kernel_is_not_linked_again():
+    """Two `ukl run hello`s: the second boots the image the first linked."""
+    first, second = ukl("run", "hello"), ukl("run", "hello")
+    assert first.returncode == second.returncode == 3, first.stderr + second.stderr  # as hello does
+    assert "link hello into the kernel" not in second.stderr, second.stderr
+    assert "build kernel" not in second.stderr, second.stderr
+    assert first.stdout == second.stdout
+
+
+def test_a_superseded_image_is_reclaimed_unless_in_use(tmp_path):
+    """hello linked from one object, then from another: the first image goes,
+    unless a process still holds it."""
+    src = tmp_path / "reclaimed.c"
+    images = []
+    for n in range(3):
+        src.write_text(f'int main(void) {{ return {n}; }} /* {time.time()} */\n')
+        images.append(api.build(str(src)).kernel.parent)
+        if n == 0:          # held by another process, as by a guest booting it
+            holder = subprocess.Popen(
+                [sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'w'); "
+                 "fcntl.flock(f, fcntl.LOCK_SH); print(flush=True); time.sleep(600)",
+                 str(images[0].parent / f".{images[0].name}.in-use")], stdout=subprocess.PIPE)
+            holder.stdout.readline()
+        if n < 2:
+            kernel._in_use.pop(images[n]).close()       # this process lets it go
+    try:
+        assert images[0].exists() and images[2].exists() and not images[1].exists()
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_programs_with_one_name_get_their_own_kernels(tmp_path, runs):

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from ukl import configs, oci
-from ukl.guest import net
+from ukl.guest import image as image_, net
 from uklcli import ukl
 
 BOOT_TIMEOUT = 300
@@ -28,6 +28,17 @@ def image(tmp_path_factory):
     with tarfile.open(dest) as t:
         t.extractall(layout)
     return dest, layout
+
+
+def test_the_image_carries_the_program_busybox_and_no_test_fixtures(image):
+    """A plain `ukl oci` image: no test or bench program in the guest's /bin."""
+    _, layout = image
+    _, _, files = oci.read_layout(layout)
+    initrd = image_.read(files[oci.INITRD])
+    assert sorted(n for n in initrd if n.startswith("bin/")) == ["bin/busybox"]
+    assert "app/redis" in initrd and "init" in initrd
+    for fixture in ("ukl-intruder", "ukl-busy", "cpl"):
+        assert not any(n.rsplit("/", 1)[-1] == fixture for n in initrd), fixture
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="containerd runs as root")

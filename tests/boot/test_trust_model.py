@@ -19,6 +19,7 @@ from ukl.guest import qemu
 from ukl.guest.volumes import Volume
 from ukl.layout import ROOT
 
+from cases import TEST_TOOLS
 from uklcli import ukl
 
 SMP = [int(n) for n in os.environ.get("UKL_MATRIX_SMP", "2").split(",")]
@@ -53,7 +54,7 @@ def test_on_linux_the_same_user_may_write_it(runs):
 
 
 def lockdown_run(config: str, lockdown: bool) -> str:
-    opts = api.Options(args=("root",), smp=2,
+    opts = api.Options(args=("root",), smp=2, tools=api.guest_tools(TEST_TOOLS),
                        kernel_args=["lockdown=integrity"] if lockdown else [])
     out = io.BytesIO()
     res = api.boot(api.build("sqpoll", config), opts, stdout=out, stderr=io.BytesIO())
@@ -152,10 +153,14 @@ def test_on_linux_root_and_the_parent_control_it(runs):
 
 
 @pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp"])
-def test_under_lockdown_no_one_controls_a_ukl_program(config):
-    # As a user boots it: `ukl run --kernel-arg lockdown=integrity`.
+def test_under_lockdown_no_one_controls_a_ukl_program(config, tmp_path):
+    # As a user boots it: `ukl run --append lockdown=integrity`, the
+    # intruder copied into /bin as any file is.
+    intruder = tmp_path / "ukl-intruder"
+    intruder.write_bytes(api.guest_tools(TEST_TOOLS)["ukl-intruder"])
+    intruder.chmod(0o755)
     res = ukl("run", "control", "--config", config, "--smp", "2",
-              "--kernel-arg", "lockdown=integrity")
+              "--append", "lockdown=integrity", "-v", f"{intruder}:/bin/ukl-intruder")
     judge_control(res.stdout, dict.fromkeys(CONTROL, False), cpl=0)
     assert res.returncode == 0, res.stderr
 

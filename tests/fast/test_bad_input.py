@@ -50,6 +50,9 @@ def test_missing_dependency(tmp_path):
     (["--perf", "--strace", "--out", "/tmp"], "--perf and --strace both run the program"),
     (["--gdb", "--baseline"], "--gdb debugs a UKL program through QEMU's gdbstub"),
     (["--kernel-arg", "ukl=byp ret"], "--kernel-arg: must be one word without quotes"),
+    (["--append", "lockdown='integrity'"], "--append: --append \"lockdown='integrity'\": "
+                                            "expected kernel arguments without quotes"),
+    (["--append", " "], "expected kernel arguments without quotes"),
 ])
 def test_bad_run_options_fail_before_building(option, error):
     assert_one_line_error(ukl("run", "hello", *option), error)
@@ -60,7 +63,7 @@ def test_host_port_in_use():
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        res = ukl("run", "--dry-run", "hello", "-p", f"{port}:80")
+        res = ukl("run", "hello", "-p", f"{port}:80")
     assert_one_line_error(res, f"host port {port} is in use")
 
 

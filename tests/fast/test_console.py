@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ukl.guest import console, image
+from ukl.guest.features import ports
 
 CONSOLES = Path(__file__).with_name("consoles")
 
@@ -57,9 +58,11 @@ def test_timeout_and_missing_status():
 
 def test_init_speaks_the_protocol_the_judge_reads():
     """The lines the guest's init writes are the ones the host parses."""
-    init = image.init_script(["/app/srv"], ports=[80])
-    assert f'echo "status $status" >/dev/{console.STATUS}' in init
-    assert f"echo {console.READY} >/dev/{console.STATUS}" in init
+    init = image.INIT.read_text()
+    assert f"ukl_status={console.STATUS}" in init
+    assert 'echo "status $status" >/dev/$ukl_status' in init
+    readiness = ports.READINESS.format(ports="0050", ready=console.READY)
+    assert f"echo {console.READY} >/dev/$ukl_status" in readiness
     assert console.exit_status("ready\nstatus 42\n") == 42
     assert console.is_ready("ready\n") and not console.is_ready("status 0\n")
 

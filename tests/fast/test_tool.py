@@ -1,87 +1,21 @@
 """The fast tier: no kernel, no C library, no guest.  `pytest -m "not boot"` runs these."""
 import base64
-import gzip
+import dataclasses
 import hashlib
 import json
 import signal
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from ukl import configs, oci
+from ukl import api, configs, oci
 from ukl.build import cc, fetch, programs, recipes, series, steps
 from ukl.guest import image, net, qemu, volumes
-from ukl.measure import bench, fuzz, perf_report, serverbench, soak
+from ukl.measure import bench, fuzz, serverbench, soak
 from ukl.errors import UklError
-
-
-def test_qemu_command_publishes_ports_on_loopback_only(tmp_path):
-    """The relay holds the host ports; QEMU forwards the guest ports from private ones."""
-    relay = net.Relay([(net.free_port(), 6379), (net.free_port(), 80)])
-    try:
-        argv = qemu.Machine(Path("/k/bzImage"), Path("/k/initrd"), tmp_path, smp=2,
-                            relay=relay).argv()
-    finally:
-        relay.close()
-    (redis, _), (http, _) = relay.forwards
-    netdev = argv[argv.index("-netdev") + 1]
-    assert netdev == (f"user,id=net0,hostfwd=tcp:127.0.0.1:{redis}-:6379,"
-                      f"hostfwd=tcp:127.0.0.1:{http}-:80")
-    assert argv[argv.index("-device") + 1] == "virtio-net-pci,netdev=net0"
-    assert argv[argv.index("-smp") + 1] == "2" and "-icount" not in argv
-
-
-def test_qemu_command_for_measurements(tmp_path):
-    argv = qemu.Machine(Path("k"), Path("i"), tmp_path, icount=True).argv()
-    assert argv[argv.index("-icount") + 1] == "shift=0"
-    assert argv[argv.index("-accel") + 1] == "tcg,thread=single"
-
-
-def _cpio_files(path: Path) -> dict[str, tuple[int, bytes]]:
-    """name -> (mode, data) of a newc archive."""
-    data, files, pos = gzip.decompress(path.read_bytes()), {}, 0
-    while True:
-        fields = [int(data[pos + 6 + 8 * i:pos + 14 + 8 * i], 16) for i in range(13)]
-        mode, size, namesize = fields[1], fields[6], fields[11]
-        name = data[pos + 110:pos + 110 + namesize - 1].decode()
-        pos = (pos + 110 + namesize + 3) & ~3
-        if name == "TRAILER!!!":
-            return files
-        files[name] = (mode, data[pos:pos + size])
-        pos = (pos + size + 3) & ~3
-
-
-@pytest.fixture
-def fake_busybox(tmp_path, monkeypatch):
-    (tmp_path / "bb" / "bin").mkdir(parents=True)
-    (tmp_path / "bb" / "bin" / "busybox").write_bytes(b"busybox")
-    monkeypatch.setattr(fetch, "unpack", lambda name: tmp_path / "bb")
-
-
-def test_initramfs_holds_program_files_users_and_network(tmp_path, fake_busybox):
-    site = tmp_path / "site"
-    (site / "docs").mkdir(parents=True)
-    (site / "index.html").write_text("hi")
-    (site / "docs" / "a.txt").write_text("a")
-    out = image.build(tmp_path / "run", "server", b"\x7fELF...", ["-x", "a b"],
-                      ports=[6379], files=[(site, "/srv/www")], dirs=["/var/log/server"])
-    files = _cpio_files(out)
-    assert files["app/server"][1] == b"\x7fELF..."
-    assert files["srv/www/index.html"][1] == b"hi"
-    assert files["srv/www/docs/a.txt"][1] == b"a"
-    assert files["var/log/server"][0] & 0o170000 == 0o040000
-    assert b"nobody:x:65534:65534" in files["etc/passwd"][1]
-    init = files["init"][1].decode()
-    assert "ip addr add 10.0.2.15/24 dev eth0" in init
-    assert ":$port [0-9A-F:]* 0A " in init and "for port in 18EB;" in init
-    assert "/app/server -x 'a b'" in init
-
-
-def test_initramfs_without_ports_has_no_readiness_loop(tmp_path, fake_busybox):
-    init = _cpio_files(image.build(tmp_path, "hello", b"x", []))["init"][1].decode()
-    assert "/proc/net/tcp" not in init
 
 
 def test_every_recipe_parses():
@@ -137,6 +71,63 @@ def test_port_and_volume_specs(tmp_path):
             net.check_host_ports([s.getsockname()[1]])
     with pytest.raises(UklError, match="published twice"):
         net.check_host_ports([5000, 5000])
+
+
+def test_the_initramfs_holds_the_program_its_files_users_and_the_static_init(guest, tmp_path):
+    site = tmp_path / "site"
+    (site / "docs").mkdir(parents=True)
+    (site / "index.html").write_text("hi")
+    (site / "docs" / "a.txt").write_text("a")
+    g = guest(api.Options(args=("-x", "a b")), name="server", files=[(site, "/srv/www")])
+    assert g.files["app/server"][1] == b"\x7fELF..."
+    assert g.files["srv/www/index.html"][1] == b"hi"
+    assert g.files["srv/www/docs/a.txt"][1] == b"a"
+    assert b"nobody:x:65534:65534" in g.files["etc/passwd"][1]
+    assert g.files["init"][1] == image.INIT.read_bytes()
+    assert "ip addr add 10.0.2.15/24 dev eth0" in g.text("init")
+    assert g.command.endswith(" env -i HOME=/ PATH=/bin TERM=dumb UKL_EXAMPLE=1 "
+                              "/app/server -x 'a b'\n")
+    assert g.text("etc/ukl/program") == "/app/server\n"
+    assert sorted(n for n in g.files if n.startswith("bin/")) == ["bin/busybox"]
+
+
+def test_a_test_s_own_tools_go_to_its_guest_s_bin_only(guest):
+    g = guest(api.Options(tools={"ukl-intruder": b"\x7fELF intruder"}))
+    assert g.files["bin/ukl-intruder"] == (0o100755, b"\x7fELF intruder")
+    assert "bin/ukl-intruder" not in guest().files
+
+
+def test_a_recipe_s_directories_are_made(guest):
+    from ukl.build import recipes
+    recipe = recipes.parse("srv", 'description = "x"\nsource = "redis"\nsteps = [["make"]]\n'
+                                  'dirs = ["/var/log/server"]\nargs = ["--port", "1"]')
+    g = guest(program=programs.Program("recipe", "srv", recipe=recipe))
+    assert g.files["var/log/server"][0] & 0o170000 == 0o040000
+    assert "/app/srv --port 1\n" in g.command
+
+
+def test_a_one_console_guest_writes_everything_to_the_console(guest):
+    """For urunc's machine, with one serial port: /init sees the marker file."""
+    g = guest(one_console=True)
+    assert "etc/ukl/one-console" in g.files
+    assert "etc/ukl/one-console" not in guest().files
+    init = g.text("init")
+    assert "[ -e /etc/ukl/one-console ]" in init
+    assert "ukl_out=console ukl_err=console ukl_status=console" in init
+    assert '"$@" </dev/null >/dev/$ukl_out 2>/dev/$ukl_err' in init
+
+
+def test_the_api_refuses_what_the_cli_refuses():
+    """One validation: an API caller gets the CLI's errors."""
+    config = configs.get("ukl")
+    for opts, error in ((api.Options(perf=True, strace=True, out=Path("/tmp")),
+                         "--perf and --strace both run the program"),
+                        (api.Options(core=True), "--core needs --out"),
+                        (api.Options(smp=0), "--smp must be at least 1"),
+                        (api.Options(ports=[(5000, 1), (5000, 2)]), "published twice"),
+                        (api.Options(gdb_port=1234), "--gdb debugs a UKL program")):
+        with pytest.raises(UklError, match=error):
+            api.validate(opts, "baseline" if opts.gdb_port else config, bind=False)
 
 
 def test_bench_table_is_relative_to_linux_whatever_the_order():
@@ -218,6 +209,28 @@ def test_the_ukl_kernel_is_resolved_once_into_the_configuration(monkeypatch):
     monkeypatch.setenv("UKL_KERNEL", "baseline")
     with pytest.raises(UklError, match="unknown UKL kernel 'baseline' in UKL_KERNEL"):
         configs.get("ukl")
+
+
+def test_every_build_step_takes_the_kernel_from_the_configuration(monkeypatch, tmp_path):
+    """A Config naming the mitigated kernel selects its C library, programs,
+    recipes and ukl-cc's kernel without UKL_KERNEL; only configs reads it."""
+    from ukl.build import libc
+    monkeypatch.delenv("UKL_KERNEL", raising=False)
+    mitigated = dataclasses.replace(configs.get("ukl-ret-byp"), kernel="ukl-mitigated")
+    assert configs.get("ukl").kernel == "ukl"
+    assert libc.variant(mitigated) == "ukl-thunks" and libc.variant(configs.get("ukl")) == "ukl"
+    assert libc.sysroot(mitigated).name == "ukl-thunks"
+    baseline_here = dataclasses.replace(configs.get("cpl3-on-ukl"), kernel="ukl-mitigated")
+    assert libc.variant(baseline_here) == "baseline"
+    assert libc.variant(libc.of_kind(baseline_here, "ukl")) == "ukl-thunks"
+    assert recipes.ukl_cc_env(mitigated) == {"UKL_KERNEL": "ukl-mitigated"}
+    assert recipes.ukl_cc_env(baseline_here) == {}
+    wrapper = recipes._compiler(tmp_path, mitigated).read_text()
+    assert "UKL_KERNEL=ukl-mitigated exec" in wrapper and "--baseline" not in wrapper
+    readers = [p.name for p in (Path(configs.__file__).parent / "build").glob("*.py")
+               if "environ" in p.read_text().replace('environ.get("XDG_CACHE_HOME"', "")
+               or "ukl_kernel(" in p.read_text()]
+    assert readers == []
 
 
 def test_relay_queues_connections_for_a_backlog_of_one():
@@ -381,38 +394,6 @@ def test_the_assembler_sends_hand_written_returns_and_branches_through_the_thunk
     assert uas.rewrite(source) == source
 
 
-def test_the_control_port_carries_signals_to_the_program(tmp_path):
-    """With a stop, QEMU gets the control port on a socket in the run directory,
-    and /init kills the program with each signal named on it; without, neither."""
-    argv = qemu.Machine(Path("k"), Path("i"), tmp_path, control=True).argv()
-    assert (f"socket,id=uklctl,path={tmp_path / qemu.CONTROL},server=on,wait=off"
-            in argv)
-    assert f"virtserialport,bus=uklser.0,chardev=uklctl,name={image.CONTROL_PORT}" in argv
-    init = image.init_script(["/app/srv"], control=True)
-    assert f'kill -s "$sig" "$(cat {image.PIDFILE})"' in init
-    assert f"sh -c 'echo $$ >{image.PIDFILE}; exec \"$@\"'" in init
-    assert "uklctl" not in qemu.Machine(Path("k"), Path("i"), tmp_path).argv()
-    assert "kill -s" not in image.init_script(["/app/srv"])
-
-
-def test_a_mounted_volume_is_a_9p_share_and_a_mount_before_the_program(tmp_path):
-    """QEMU shares the directory under a tag; /init mounts that tag before the
-    program starts (read-only for :ro), and stops with status 125 if it cannot."""
-    share = tmp_path / "a,b"
-    argv = qemu.Machine(Path("k"), Path("i"), tmp_path,
-                        shares=[("uklvol0", share, False), ("uklvol1", tmp_path, True)]).argv()
-    assert f"local,id=uklvol0,path={tmp_path}/a,,b,security_model=none" in argv
-    assert f"local,id=uklvol1,path={tmp_path},security_model=none,readonly=on" in argv
-    assert "virtio-9p-pci,fsdev=uklvol1,mount_tag=uklvol1" in argv
-    init = image.init_script(["/app/srv"], mounts=[("uklvol0", "/data", False),
-                                                   ("uklvol1", "/conf", True)])
-    assert "msize=262144 uklvol0 /data ||" in init
-    assert "msize=262144,ro uklvol1 /conf ||" in init
-    assert init.index("uklvol1 /conf") < init.index("exec \"$@\"")
-    assert 'echo "status 125"' in init
-    assert "9p" not in image.init_script(["/app/srv"])
-
-
 def test_a_stop_sends_the_first_signal_and_kills_at_the_second(tmp_path):
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(tmp_path / "ctl"))
@@ -429,33 +410,6 @@ def test_a_stop_sends_the_first_signal_and_kills_at_the_second(tmp_path):
     stop.close()
     conn.close()
     server.close()
-
-
-def test_ftrace_and_core_set_up_the_guest_around_the_program():
-    """--ftrace: tracefs set up before the program, the tracer started by the
-    shell that execs it (so only its pid is traced), the trace copied to /out
-    after it; --core: the core pattern and limit; neither without the option."""
-    init = image.init_script(["/app/p"], out=True, ftrace=("ksys_write", "tcp_sendmsg"),
-                             core=True)
-    t = image.TRACEFS
-    assert f"echo ksys_write tcp_sendmsg >{t}/set_graph_function" in init
-    assert f'echo "$f:stacktrace" >>{t}/set_ftrace_filter' in init
-    start = f"echo $$ >{t}/set_ftrace_pid; echo function_graph >{t}/current_tracer; exec"
-    assert start in init
-    assert init.index(start) < init.index(f"cat {t}/trace >/out/ftrace.txt")
-    assert init.index("ulimit -c unlimited") < init.index("exec \"$@\"")
-    assert "echo /out/core >/proc/sys/kernel/core_pattern" in init
-    plain = image.init_script(["/app/p"], out=True)
-    assert "tracing" not in plain and "core_pattern" not in plain
-
-
-def test_program_frames_in_a_trace_are_named(tmp_path):
-    from ukl.guest import tracing
-    trace = tmp_path / "ftrace.txt"
-    trace.write_text(" => ksys_write\n => 0x401010\n => 0xffffffff81000000\n")
-    tracing._name_program_frames(trace, [(0x401000, "main"), (0x401100, "write")])
-    assert trace.read_text().splitlines() == [
-        " => ksys_write", " => 0x401010 <main+0x10> [program]", " => 0xffffffff81000000"]
 
 
 def test_an_oci_image_carries_the_kernel_initrd_and_urunc_annotations(tmp_path):
@@ -480,32 +434,6 @@ def test_an_oci_image_carries_the_kernel_initrd_and_urunc_annotations(tmp_path):
     assert oci.urunc_cmdline(["ukl=byp,ret"], "10.0.2.15", "10.0.2.2", "255.255.255.0") == (
         "panic=-1 console=ttyS0 root=/dev/ram0 rw "
         "ip=10.0.2.15::10.0.2.2:255.255.255.0:urunc:eth0:off ukl=byp,ret rdinit=/init --")
-
-
-def test_a_one_console_init_writes_everything_to_the_console():
-    init = image.init_script(["/app/srv"], one_console=True)
-    assert ">/dev/console 2>/dev/console" in init
-    assert "ttyS" not in init and "stty" not in init
-
-
-def test_perf_records_the_program_and_its_samples_are_named_on_the_host(tmp_path):
-    init = image.init_script(["/app/p", "a"], out=True, perf=True)
-    assert ("perf record -q -e cpu-clock -F 999 -g -o /out/perf.data -- sh -c "
-            f"'echo $$ >{image.PIDFILE}; exec \"$@\"' /app/p env -i") in init
-    assert " /app/p a </dev/null >/dev/ttyS1 2>/dev/ttyS2\n" in init
-    assert init.index("perf script -i /out/perf.data") < init.index("tar -C /out")
-    script = ("p \n\tffffffff81000010\n\t  401005\n\t  401005\n\t  401105\n\n"
-              "p \n\t  401105\n\tfffffffffffffe00\n\n")
-    found = perf_report.samples(script)
-    assert found == [("p", [0xffffffff81000010, 0x401005, 0x401105]), ("p", [0x401105])]
-
-    class Names:
-        def name(self, pc):
-            return {0xffffffff81000010: "vfs_write", 0x401005: "write", 0x401105: "main"}[pc]
-    stacks = perf_report.fold(found, Names())
-    assert stacks == {"p;main;write;vfs_write": 1, "p;main": 1}
-    report = perf_report.report(stacks)
-    assert " 50.00% 100.00%  main" in report and " 50.00%  50.00%  vfs_write" in report
 
 
 @pytest.mark.parametrize("args,entry", [
@@ -540,3 +468,21 @@ def test_a_soak_passes_only_if_every_acknowledged_key_survives_without_a_warning
     assert not soak.passed({**run, "found_after_kill": 4})
     assert not soak.passed({**run, "kernel_warnings": ["WARNING: CPU: 0"]})
     assert not soak.passed({**run, "keys": 0, "found_live": 0, "found_after_kill": 0})
+
+
+def test_two_processes_never_share_a_run_directory(tmp_path, monkeypatch):
+    """runs/<name>-<config> is held by the process that boots there; another
+    process at the same time gets runs/<name>-<config>.2."""
+    monkeypatch.setattr(api, "RUNS", tmp_path)
+    monkeypatch.setattr(api, "_run_dirs", {})
+    built = api.Built(programs.Program("example", "hello", Path("/hello.c")),
+                      configs.CONFIGS["ukl"], Path("/k"), b"")
+    mine = api.run_dir(built)
+    assert mine == tmp_path / "hello-ukl" and api.run_dir(built) == mine
+    other = subprocess.run(
+        [sys.executable, "-c", "import sys; from pathlib import Path; from ukl import api, configs;"
+         "from ukl.build import programs; api.RUNS = Path(sys.argv[1]);"
+         "print(api.run_dir(api.Built(programs.Program('example', 'hello', Path('/h.c')),"
+         "configs.CONFIGS['ukl'], Path('/k'), b'')))", str(tmp_path)],
+        capture_output=True, text=True, check=True).stdout.strip()
+    assert other == str(tmp_path / "hello-ukl.2")

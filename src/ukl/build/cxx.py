@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 from . import cc, fetch, libc, steps
+from ..configs import Config
 from ..layout import OUT
 from ..proc import run
 
@@ -68,10 +69,12 @@ def _replace_red_zone_builtin(src: Path, flags: str):
     run(["ar", "rs", archive, obj], "add floatundixf.c", "cxx")
 
 
-def build() -> Path:
-    """Build the runtime into out/cxx (cached); return its prefix."""
-    flags = _flags(libc.build("ukl"))
-    key = steps.key_of(fetch.pin_digest("llvm"), flags, RUNTIMES, BUILTINS, libc.key("ukl"))
+def build(config: Config) -> Path:
+    """Build the runtime, with the UKL C library of CONFIG's kernel, into
+    out/cxx (cached); return its prefix."""
+    ukl = libc.of_kind(config, "ukl")
+    flags = _flags(libc.build(ukl))
+    key = steps.key_of(fetch.pin_digest("llvm"), flags, RUNTIMES, BUILTINS, libc.key(ukl))
 
     def make(root: Path):
         src = fetch.unpack("llvm")

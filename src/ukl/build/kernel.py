@@ -1,5 +1,7 @@
 """Configure and build the kernel, and relink it around an application."""
+import fcntl
 import hashlib
+import json
 import os
 import shutil
 import time
@@ -8,7 +10,7 @@ from pathlib import Path
 from . import cc, series, steps
 from ..errors import UklError
 from ..layout import IMAGES, KBUILD, KERNEL_CONFIGS, OUT
-from ..proc import run
+from ..proc import capture, run
 
 # Each flavor is tinyconfig plus these fragments; they differ only in UKL options.
 FLAVORS = {
@@ -90,7 +92,7 @@ def config_values(flavor: str) -> dict[str, str]:
 def configure(flavor: str):
     """tinyconfig + fragments; fail if Kconfig dropped any requested value."""
     bdir = build_dir(flavor)
-    key = steps.key_of(series.series_hash("linux"), [f.read_text() for f in _fragments(flavor)])
+    key = _config_key(flavor)
     if not (bdir / ".config").exists() or _dropped(flavor):
         steps.forget(bdir)                # a make against another tree rewrites .config
 
@@ -118,12 +120,11 @@ def _dropped(flavor: str) -> list[tuple[str, str, str]]:
             if values.get(k, "n") != want]
 
 
-# Flavors built, and (name, flavor, object digest) -> bzImage linked, by this process:
-# the kernel tree does not change under a running process, so redoing either
-# would only re-run make.  Only the baseline's bzImage is used as built; UKL
-# programs get a copy of the UKL one linked around them.
+# Flavors built by this process: the kernel tree does not change under a
+# running process, so building again would only re-run make.  Only the
+# baseline's bzImage is used as built; UKL programs get a copy of the UKL one
+# linked around them (link).
 _built: set[str] = set()
-_linked: dict[tuple[str, str, str], Path] = {}
 
 
 def build(flavor: str) -> Path:
@@ -215,59 +216,126 @@ def _image_object(exe: Path, obj: Path):
     cc.run_gcc(["gcc", "-c", str(src), "-o", str(obj)], "wrapping the application failed")
 
 
-# Each image holds a vmlinux and a bzImage (about 30 MB).  They are read only
-# while their guest runs, so the older ones go, but never one of the newest
-# few or one linked in the last hour: another `ukl` may be booting it.
-KEEP_IMAGES, KEEP_SECONDS = 8, 3600
+# A linked image (out/images/<name>-<key>/: bzImage, vmlinux, app.elf, about
+# 30 MB) is a stamped step like any other, keyed by the program's object and
+# the identity of the kernel build it was linked into: an unchanged program on
+# an unchanged kernel boots it again without relinking, from any process.
+# A process that uses an image holds a shared lock on IMAGES/.<dir>.in-use
+# until it exits; an image nobody holds is reclaimed once it is superseded
+# (its program or its kernel changed), or once KEEP_IMAGES newer ones exist.
+# Directories from before these stamps go as they did: beyond the newest
+# few, after an hour.
+KEEP_IMAGES = 16
+KEEP_OLD_IMAGES, KEEP_OLD_SECONDS = 8, 3600
+_in_use: dict[Path, object] = {}        # image directory -> its open, locked in-use file
 
 
-def _prune_images(keep: Path):
-    current = {p.parent for p in _linked.values()} | {keep}
-    images = sorted((p for p in IMAGES.iterdir() if p.is_dir()),
-                    key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in images[KEEP_IMAGES:]:
-        if old not in current and time.time() - old.stat().st_mtime > KEEP_SECONDS:
-            shutil.rmtree(old, ignore_errors=True)
+def _config_key(flavor: str) -> str:
+    return steps.key_of(series.series_hash("linux"), [f.read_text() for f in _fragments(flavor)])
 
 
-def _image_dir(name: str, flavor: str, digest: str) -> Path:
-    """Keyed by what was linked: two programs with one name never share an image."""
-    stem = name if flavor == "ukl" else f"{name}-{flavor}"
-    dest = IMAGES / f"{stem}-{digest[:16]}"
-    IMAGES.mkdir(parents=True, exist_ok=True)
-    _prune_images(dest)
-    return dest
+def identity(flavor: str) -> str | None:
+    """What the flavor's built kernel is made of: its configuration, the
+    tree's commit and any local change in it, the compiler.  None when the
+    kernel is not configured for the current series and fragments (build first)."""
+    bdir, tree = build_dir(flavor), series.tree("linux")
+    if steps.recorded(bdir) != _config_key(flavor):
+        return None
+    git = [*series.GIT, "-C", str(tree)]
+    return steps.key_of(_config_key(flavor), capture([*git, "rev-parse", "HEAD"]),
+                        hashlib.sha256(capture([*git, "diff", "HEAD"]).encode()).hexdigest(),
+                        capture(["gcc", "--version"]))
+
+
+def _hold(image: Path):
+    """This process uses IMAGE until it exits: no one reclaims it meanwhile."""
+    if image not in _in_use:
+        f = open(image.parent / f".{image.name}.in-use", "w")
+        fcntl.flock(f, fcntl.LOCK_SH)
+        _in_use[image] = f
+
+
+def _reclaim(image: Path) -> bool:
+    """Remove IMAGE unless a process holds it; whether it was removed."""
+    lock = image.parent / f".{image.name}.in-use"
+    with open(lock, "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        # The lock files stay: a process waiting on one must find the same file.
+        shutil.rmtree(image, ignore_errors=True)
+    return True
+
+
+def _prune_images(keep: Path, stem: str, flavor: str, ident: str):
+    """Reclaim the images KEEP supersedes (the same program's, and any linked
+    into an older build of this flavor's kernel) and those beyond the newest
+    KEEP_IMAGES, unless in use."""
+    stamped = sorted((p for p in IMAGES.iterdir() if p.is_dir() and steps.recorded(p)),
+                     key=lambda p: (p / steps.STAMP).stat().st_mtime, reverse=True)
+    for image in stamped[KEEP_IMAGES:]:
+        if image != keep:
+            _reclaim(image)
+    for image in (p for p in IMAGES.iterdir() if p.is_dir() and p != keep):
+        linked = steps.recorded(image)
+        if linked is None:
+            continue
+        meta = image / "linked.json"
+        try:
+            info = json.loads(meta.read_text())
+        except (OSError, ValueError):
+            continue
+        if info.get("flavor") == flavor and (info.get("stem") == stem
+                                             or info.get("kernel") != ident):
+            _reclaim(image)
+    old = sorted((p for p in IMAGES.iterdir() if p.is_dir() and steps.recorded(p) is None
+                  and not (p / "linked.json").exists()),
+                 key=lambda p: p.stat().st_mtime, reverse=True)
+    for image in old[KEEP_OLD_IMAGES:]:
+        if time.time() - image.stat().st_mtime > KEEP_OLD_SECONDS:
+            shutil.rmtree(image, ignore_errors=True)
 
 
 def link(app_object: Path, name: str, flavor: str) -> Path:
-    """Link the application and the UKL kernel around it; return a private bzImage copy.
+    """Link the application and the UKL kernel around it; return its bzImage,
+    linked once for this object and this kernel build (see identity()).
 
     The application is linked first, as a static executable that calls the
     kernel's __ukl_* functions at their addresses in the built kernel; then
     vmlinux is relinked with the executable in its image.  Kernel text comes
     before the image, so those addresses cannot move: checked after the link."""
     digest = hashlib.sha256(app_object.read_bytes()).hexdigest()
-    key = (name, flavor, digest)
-    if key in _linked and _linked[key].exists():
-        return _linked[key]
-    if flavor not in _built:         # once per process: the kernel is up to date
+    ident = identity(flavor)
+    if ident is None:
         build(flavor)
-    dest = _image_dir(name, flavor, digest)
-    dest.mkdir(parents=True, exist_ok=True)
-    bdir = build_dir(flavor)
-    with steps.lock(bdir):
-        abi, needed = _ukl_interface(bdir), _needed(app_object)
-        check_interface(set(needed.values()), abi, flavor)
-        exe, image = dest / "app.elf", dest / "app-image.o"
-        _link_executable(app_object, exe, {s: abi[k] for s, k in needed.items()})
-        _image_object(exe, image)
-        _make(flavor, f"link {name} into the kernel", f"UKL_APP={image}", "bzImage")
-        moved = sorted(s for s, a in _ukl_interface(bdir).items() if abi.get(s) != a)
-        if moved:
-            raise UklError(f"kernel symbol {moved[0]} moved when {name} was linked in")
-        for src, dst in ((bdir / "arch/x86/boot/bzImage", dest / "bzImage"),
-                         (bdir / "vmlinux", dest / "vmlinux")):
-            shutil.copyfile(src, dst.with_suffix(".tmp"))
-            os.replace(dst.with_suffix(".tmp"), dst)
-    _linked[key] = dest / "bzImage"
-    return _linked[key]
+        ident = identity(flavor)
+    stem = name if flavor == "ukl" else f"{name}-{flavor}"
+    key = steps.key_of(digest, ident, (cc.EH_FRAME_LDS).read_text())
+    dest = IMAGES / f"{stem}-{key[:16]}"
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    _hold(dest)
+
+    def make(dest: Path):
+        build(flavor)
+        bdir = build_dir(flavor)
+        with steps.lock(bdir):
+            abi, needed = _ukl_interface(bdir), _needed(app_object)
+            check_interface(set(needed.values()), abi, flavor)
+            exe, image = dest / "app.elf", dest / "app-image.o"
+            _link_executable(app_object, exe, {s: abi[k] for s, k in needed.items()})
+            _image_object(exe, image)
+            _make(flavor, f"link {name} into the kernel", f"UKL_APP={image}", "bzImage")
+            moved = sorted(s for s, a in _ukl_interface(bdir).items() if abi.get(s) != a)
+            if moved:
+                raise UklError(f"kernel symbol {moved[0]} moved when {name} was linked in")
+            for src, dst in ((bdir / "arch/x86/boot/bzImage", dest / "bzImage"),
+                             (bdir / "vmlinux", dest / "vmlinux")):
+                shutil.copyfile(src, dst.with_suffix(".tmp"))
+                os.replace(dst.with_suffix(".tmp"), dst)
+        (dest / "linked.json").write_text(json.dumps({"stem": stem, "flavor": flavor,
+                                                      "kernel": ident}))
+    steps.stamped(dest, key, make)
+    os.utime(dest / steps.STAMP)            # the newest used, for KEEP_IMAGES
+    _prune_images(dest, stem, flavor, ident)
+    return dest / "bzImage"

@@ -94,11 +94,11 @@ def _link_baseline_cxx(obj: Path, out: Path, sysroot: Path):
                "link failed")
 
 
-def _compile(src: Path, kind: str, out: Path):
-    ukl, is_cxx = kind == "ukl", src.suffix == ".cpp"
+def _compile(src: Path, config: Config, out: Path):
+    ukl, is_cxx = config.ukl, src.suffix == ".cpp"
     if is_cxx:
-        cxx.build()
-    sysroot = libc.require(kind)
+        cxx.build(config)
+    sysroot = libc.require(config)
     if not ukl and not is_cxx:
         cc.run_gcc([str(sysroot / "bin" / "musl-gcc"), *CFLAGS, "-static", str(src), "-o",
                     str(out)], f"{src.name} failed to compile")
@@ -128,24 +128,24 @@ def _from_linked(path: Path, elf_kind: str, kind: str, out: Path):
         shutil.copyfile(path, out)
 
 
-def built_tree(program: Program, kind: str) -> Path | None:
+def built_tree(program: Program, config: Config) -> Path | None:
     """Where a recipe's files are, once built; None for other programs."""
-    return recipes.build(program.recipe, kind) / "src" if program.recipe else None
+    return recipes.build(program.recipe, config) / "src" if program.recipe else None
 
 
 def build(program: Program, config: Config) -> Path:
     """For a UKL configuration, the UKL object for kernel.link; otherwise a
     static executable."""
     kind = config.kind
-    out_dir = PROGRAMS / libc.variant(kind)
+    out_dir = PROGRAMS / libc.variant(config)
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / (f"{program.name}.o" if kind == "ukl" else program.name)
     tmp = out.with_name(f"{out.name}.{os.getpid()}.new")    # two `ukl`s may build it
     try:
         if program.kind in ("example", "source"):
-            _compile(program.path, kind, tmp)
+            _compile(program.path, config, tmp)
         elif program.kind == "recipe":
-            _from_linked(recipes.binary(program.recipe, kind), "linked" if kind == "ukl"
+            _from_linked(recipes.binary(program.recipe, config), "linked" if kind == "ukl"
                          else "executable", kind, tmp)
         else:
             _from_linked(program.path, program.kind, kind, tmp)

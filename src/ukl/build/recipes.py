@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import cc, fetch, libc, steps
+from ..configs import Config
 from ..errors import UklError
 from ..layout import APPS, LOGS, OUT
 from ..proc import run
@@ -170,35 +171,43 @@ def load(name: str) -> Recipe:
     return parse(name, path(name).read_text())
 
 
-def _compiler(dest: Path, kind: str) -> Path:
+def ukl_cc_env(config: Config) -> dict[str, str]:
+    """ukl-cc is a process of its own: it is told CONFIG's UKL kernel as a user
+    tells it, in UKL_KERNEL (which its command line reads)."""
+    return {"UKL_KERNEL": config.kernel} if config.kind == "ukl" else {}
+
+
+def _compiler(dest: Path, config: Config) -> Path:
     """{cc}: one word for every build system, however it spells CC."""
     ukl_cc = cc.ukl_cc_path()
     wrapper = dest / "cc"
-    extra = " --baseline" if kind == "baseline" else ""
-    wrapper.write_text(f'#!/bin/sh\nexec "{ukl_cc}"{extra} "$@"\n')
+    extra = " --baseline" if config.kind == "baseline" else ""
+    env = "".join(f"{k}={v} " for k, v in ukl_cc_env(config).items())
+    wrapper.write_text(f'#!/bin/sh\n{env}exec "{ukl_cc}"{extra} "$@"\n')
     wrapper.chmod(0o755)
     return wrapper
 
 
-def _key(recipe: Recipe, kind: str, deps: dict[str, Path]) -> str:
+def _key(recipe: Recipe, config: Config, deps: dict[str, Path]) -> str:
     """Everything the result depends on: the pin, the recipe, its dependencies,
     both C libraries and ukl-cc itself."""
-    return steps.key_of(kind, fetch.pin_digest(recipe.source),
+    return steps.key_of(config.kind, fetch.pin_digest(recipe.source),
                         build_text(path(recipe.name).read_text()),
                         [(APPS / p).read_text() for p in recipe.patches],
                         [(d, steps.recorded(p)) for d, p in deps.items()],
-                        [libc.key(k) for k in libc.KINDS],
+                        [libc.key(libc.of_kind(config, k)) for k in libc.KINDS],
                         [p.read_text() for p in UKL_CC_SOURCES])
 
 
-def _run_steps(recipe: Recipe, kind: str, dest: Path, deps: dict[str, Path]):
+def _run_steps(recipe: Recipe, config: Config, dest: Path, deps: dict[str, Path]):
+    kind = config.kind
     src = dest / "src"
     shutil.copytree(fetch.unpack(recipe.source), src, symlinks=True)
     steps.forget(src)
     for patch in recipe.patches:
         run(["patch", "-p1", "--forward", "-i", APPS / patch],
             f"{recipe.name}: apply {patch}", f"app-{recipe.name}-{kind}-patch", cwd=src)
-    values = {"cc": _compiler(dest, kind), "jobs": (os.cpu_count() or 1) + 1,
+    values = {"cc": _compiler(dest, config), "jobs": (os.cpu_count() or 1) + 1,
               "prefix": dest / "prefix", **deps}
     for i, step in enumerate(recipe.steps, 1):
         try:
@@ -210,7 +219,7 @@ def _run_steps(recipe: Recipe, kind: str, dest: Path, deps: dict[str, Path]):
         log_name = f"app-{recipe.name}-{kind}-{i}"
         try:
             run(cmd, f"{recipe.name} ({kind}) step {i}/{len(recipe.steps)}: {cmd[0]}",
-                log_name, cwd=src)
+                log_name, cwd=src, env=ukl_cc_env(config))
         except UklError:
             log = LOGS / f"{log_name}.log"
             lines = log.read_text(errors="replace").splitlines() if log.exists() else []
@@ -220,18 +229,18 @@ def _run_steps(recipe: Recipe, kind: str, dest: Path, deps: dict[str, Path]):
         raise UklError(f"recipe {recipe.name}: the steps did not produce {recipe.binary}")
 
 
-def build(recipe: Recipe, kind: str) -> Path:
-    """Build RECIPE (and what it depends on) with ukl-cc for KIND ('ukl' or
-    'baseline'); return its build directory."""
+def build(recipe: Recipe, config: Config) -> Path:
+    """Build RECIPE (and what it depends on) with ukl-cc for CONFIG's kind
+    ('ukl' or 'baseline') and kernel; return its build directory."""
     for libc_kind in libc.KINDS:          # ukl-cc links with both
-        libc.build(libc_kind)
-    deps = {d: build(load(d), kind) / "prefix" for d in recipe.depends}
-    dest = BUILD_ROOT / libc.variant(kind) / recipe.name
-    return steps.stamped(dest, _key(recipe, kind, {d: p.parent for d, p in deps.items()}),
-                         lambda d: _run_steps(recipe, kind, d, deps))
+        libc.build(libc.of_kind(config, libc_kind))
+    deps = {d: build(load(d), config) / "prefix" for d in recipe.depends}
+    dest = BUILD_ROOT / libc.variant(config) / recipe.name
+    return steps.stamped(dest, _key(recipe, config, {d: p.parent for d, p in deps.items()}),
+                         lambda d: _run_steps(recipe, config, d, deps))
 
 
-def binary(recipe: Recipe, kind: str) -> Path:
+def binary(recipe: Recipe, config: Config) -> Path:
     if not recipe.binary:
         raise UklError(f"recipe {recipe.name} is a library: it has no program to run")
-    return build(recipe, kind) / "src" / recipe.binary
+    return build(recipe, config) / "src" / recipe.binary

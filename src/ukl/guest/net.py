@@ -21,6 +21,12 @@ def parse_port(spec: str) -> tuple[int, int]:
     return _port(host, spec), _port(guest or host, spec)
 
 
+def _bind_error(port: int, e: OSError) -> UklError:
+    if e.errno == errno.EADDRINUSE:
+        return UklError(f"host port {port} is in use")
+    return UklError(f"host port {port} cannot be published: {e.strerror}")
+
+
 def check_host_ports(ports: list[int]):
     """Fail before booting if another process holds a host port."""
     if len(set(ports)) != len(ports):
@@ -32,9 +38,7 @@ def check_host_ports(ports: list[int]):
             try:
                 s.bind(("127.0.0.1", port))
             except OSError as e:
-                if e.errno == errno.EADDRINUSE:
-                    raise UklError(f"host port {port} is in use") from None
-                raise UklError(f"host port {port} cannot be published: {e.strerror}") from None
+                raise _bind_error(port, e) from None
 
 
 def free_port() -> int:
@@ -92,7 +96,7 @@ class Relay:
                 try:
                     s.bind(("127.0.0.1", host))
                 except OSError as e:
-                    raise UklError(f"host port {host} cannot be published: {e.strerror}") from None
+                    raise _bind_error(host, e) from None
                 s.listen(socket.SOMAXCONN)
                 self.forwards.append((free_port(), guest))
         except UklError:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import console, net
-from .image import CONTROL_PORT, OUT_PORT
+from .spec import GuestSpec
 from ..build import steps
 from ..errors import UklError
 from ..layout import OUT
@@ -20,66 +20,47 @@ from ..proc import capture, need
 
 @dataclass
 class Machine:
-    """Everything that decides the QEMU command line."""
-    kernel: Path
+    """The QEMU command line: the guest's spec, its initramfs and how it runs."""
+    spec: GuestSpec
     initrd: Path
-    workdir: Path
-    smp: int = 1
-    memory_mb: int = 512
     accel: str = "tcg"
-    cpu: str = "max"
-    icount: bool = False
-    disk: Path | None = None        # raw image, attached as virtio-blk /dev/vda
-    cmdline_extra: list[str] = field(default_factory=list)
     # Published ports: the relay listens on the host ports and hands each
     # connection to QEMU's forward of the guest port on a private host port.
     relay: net.Relay | None = field(default=None, compare=False)
-    plugin: tuple | None = None     # (a TCG plugin's shared object, its "key=value" arguments)
-    out_tar: Path | None = None     # where the guest's /out arrives (image.OUT_PORT)
-    control: bool = False           # the host may signal the program (image.CONTROL_PORT)
-    gdb_port: int | None = None     # QEMU's gdbstub on 127.0.0.1, CPUs stopped until gdb goes on
-    shares: list = field(default_factory=list)   # (9p tag, host directory, read-only)
+    # Without a relay (a dry run): what stands for the private ports.
+    forward_placeholder: str = "HOSTFWD{index}"
+
+    @property
+    def workdir(self) -> Path:
+        return self.spec.workdir
 
     def serial(self, port: str) -> Path:
         return self.workdir / f"{port}.log"
 
     def cmdline(self) -> str:
-        return " ".join(["console=ttyS0", "panic=-1", "oops=panic", *self.cmdline_extra])
+        return " ".join(["console=ttyS0", "panic=-1", "oops=panic", *self.spec.kernel_args])
+
+    def forwards(self) -> list[tuple[str, int]]:
+        if self.relay:
+            return [(str(h), g) for h, g in self.relay.forwards]
+        return [(self.forward_placeholder.format(index=i), g)
+                for i, (_, g) in enumerate(self.spec.ports)]
 
     def argv(self) -> list[str]:
-        accel = "kvm" if self.accel == "kvm" else ("tcg,thread=single" if self.icount else "tcg")
-        argv = ["qemu-system-x86_64", "-machine", "pc", "-accel", accel, "-cpu", self.cpu,
-                "-m", f"{self.memory_mb}M", "-smp", str(self.smp), "-nodefaults",
+        spec = self.spec
+        accel = "kvm" if self.accel == "kvm" else ("tcg,thread=single" if spec.icount else "tcg")
+        argv = ["qemu-system-x86_64", "-machine", "pc", "-accel", accel, "-cpu", spec.cpu,
+                "-m", f"{spec.memory_mb}M", "-smp", str(spec.smp), "-nodefaults",
                 "-no-user-config", "-display", "none", "-no-reboot",
-                "-kernel", str(self.kernel), "-initrd", str(self.initrd),
+                "-kernel", str(spec.kernel), "-initrd", str(self.initrd),
                 "-append", self.cmdline(),
                 "-monitor", f"unix:{self.workdir / MONITOR},server=on,wait=off"]
-        if self.icount:
+        if spec.icount:
             argv += ["-icount", "shift=0"]
-        if self.gdb_port:
-            argv += ["-gdb", f"tcp:127.0.0.1:{self.gdb_port}", "-S"]
-        if self.plugin:
-            path, args = self.plugin
-            argv += ["-plugin", ",".join([f"file={path}", *args])]
-        if self.disk:
-            argv += ["-drive", f"file={self.disk},if=virtio,format=raw"]
-        for tag, path, ro in self.shares:
-            escaped = str(path).replace(",", ",,")
-            argv += ["-fsdev", f"local,id={tag},path={escaped},security_model=none"
-                     + (",readonly=on" if ro else ""),
-                     "-device", f"virtio-9p-pci,fsdev={tag},mount_tag={tag}"]
-        if self.out_tar or self.control:
-            argv += ["-device", "virtio-serial-pci,id=uklser"]
-        if self.out_tar:
-            argv += ["-chardev", f"file,id=uklout,path={self.out_tar}",
-                     "-device", f"virtserialport,bus=uklser.0,chardev=uklout,name={OUT_PORT}"]
-        if self.control:
-            argv += ["-chardev", f"socket,id=uklctl,path={self.workdir / CONTROL},server=on,wait=off",
-                     "-device", f"virtserialport,bus=uklser.0,chardev=uklctl,name={CONTROL_PORT}"]
+        argv += spec.devices
         # User-mode networking: the guest is 10.0.2.15; published ports listen
         # on the host's loopback only.
-        forwards = self.relay.forwards if self.relay else []
-        fwd = "".join(f",hostfwd=tcp:127.0.0.1:{h}-:{g}" for h, g in forwards)
+        fwd = "".join(f",hostfwd=tcp:127.0.0.1:{h}-:{g}" for h, g in self.forwards())
         argv += ["-netdev", f"user,id=net0{fwd}", "-device", "virtio-net-pci,netdev=net0"]
         for port in console.CHANNELS:
             argv += ["-serial", f"file:{self.serial(port)}"]
@@ -95,7 +76,7 @@ class Boot:
 
 
 MONITOR = "monitor.sock"       # QEMU's human monitor, in the run directory
-CONTROL = "control.sock"       # the guest's control port (image.CONTROL_PORT)
+CONTROL = "control.sock"       # the guest's control port (features.control)
 
 
 def monitor(workdir: Path, command: str, timeout: float = 10) -> str:
@@ -236,7 +217,7 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
          stop: threading.Event | None = None, stop_by_signal: Stop | None = None) -> Boot:
     """Boot M until the guest powers off, TIMEOUT passes or STOP is set.
     ON_READY is called once when every published guest port listens;
-    STOP_BY_SIGNAL delivers the host's signals to the program (M.control)."""
+    STOP_BY_SIGNAL delivers the host's signals to the program (features.control)."""
     need("qemu-system-x86_64")
     m.workdir.mkdir(parents=True, exist_ok=True)
     for port in console.CHANNELS:
@@ -294,16 +275,39 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
     return Boot(verdict.status, m.serial(console.CONSOLE), verdict.failure, stopped)
 
 
-def choose_accel(probe) -> str:
-    """TCG unless KVM is usable: nested KVM here fails, so a probe boot decides, once."""
+ACCEL = OUT / "accel"
+
+
+def _decided() -> str | None:
+    """UKL_ACCEL, or "tcg" without a usable /dev/kvm; None if a probe must decide."""
     forced = os.environ.get("UKL_ACCEL")
     if forced:
         if forced not in ("tcg", "kvm"):
             raise UklError(f"UKL_ACCEL must be tcg or kvm, not {forced!r}")
         return forced
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
-        return "tcg"
-    version = capture(["qemu-system-x86_64", "--version"])
-    done = steps.stamped(OUT / "accel", steps.key_of(version),
+    return None if os.access("/dev/kvm", os.R_OK | os.W_OK) else "tcg"
+
+
+def _probe_key() -> str:
+    return steps.key_of(capture(["qemu-system-x86_64", "--version"]))
+
+
+def choose_accel(probe) -> str:
+    """TCG unless KVM is usable: nested KVM here fails, so a probe boot decides, once."""
+    decided = _decided()
+    if decided:
+        return decided
+    done = steps.stamped(ACCEL, _probe_key(),
                          lambda d: (d / "choice").write_text("kvm" if probe() else "tcg"))
     return (done / "choice").read_text().strip()
+
+
+def known_accel() -> str:
+    """What choose_accel picks, without a probe boot: an earlier probe's
+    choice, or TCG (for a dry run)."""
+    decided = _decided()
+    if decided:
+        return decided
+    if steps.is_done(ACCEL, _probe_key()):
+        return (ACCEL / "choice").read_text().strip()
+    return "tcg"

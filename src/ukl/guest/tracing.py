@@ -1,47 +1,17 @@
-"""Linux's tools on the program: a function_graph trace (--ftrace) and core
-dumps (--core), both brought out through --out, and gdb through QEMU's
-gdbstub (--gdb)."""
+"""Linux's tools on the program, on the host's side: naming the program's
+frames in a function_graph trace (features.ftrace), gdb's script for QEMU's
+gdbstub (features.gdb), and strace for the guest (features.strace)."""
 import re
-import shutil
 from pathlib import Path
 
-from . import image, net
-from .. import symbols
+from .. import configs, symbols
 from ..build import recipes
-from ..errors import UklError
 
 USER_TOP = 0x0000_8000_0000_0000       # lower addresses are the program's
 _FRAME = re.compile(r"^( => )(0x[0-9a-f]+|[0-9a-f]{16})$")
 
 
-def check_out(ftrace: tuple, core: bool, out: Path | None, perf: bool = False):
-    """Before anything is built: these options bring files out through --out."""
-    for flag, wanted in (("--ftrace", ftrace), ("--core", core), ("--perf", perf)):
-        if wanted and out is None:
-            raise UklError(f"{flag} needs --out HOSTDIR to bring its files out")
-
-
-def check(built, ftrace: tuple, core: bool, out: Path | None, perf: bool = False):
-    """Before boot: the options need --out, and the functions must exist."""
-    check_out(ftrace, core, out, perf)
-    if ftrace:
-        known = {name for _, name in symbols.nm(built.vmlinux)}
-        for name in ftrace:
-            if name not in known:
-                raise UklError(f"--ftrace: the kernel has no function named {name!r}")
-
-
-def finish(built, ftrace: tuple, core: bool, out: Path):
-    """After the guest's /out arrived in OUT: name the program's frames in the
-    trace, and put the program's ELF beside its core."""
-    trace = out / image.TRACE_FILE
-    if ftrace and trace.exists():
-        _name_program_frames(trace, symbols.nm(built.elf))
-    if core:
-        shutil.copyfile(built.elf, out / "program")
-
-
-def _name_program_frames(trace: Path, table: list):
+def name_program_frames(trace: Path, table: list):
     """Stack-trace lines the kernel could only print as addresses (the
     program's code has no kallsyms) get the program's symbol, e.g.
     ' => 0x401a2b' becomes ' => 0x401a2b <write+0x1b> [program]'."""
@@ -137,17 +107,6 @@ end
 """
 
 
-def check_gdb(config, port: int):
-    """Before anything is built: a UKL configuration, and a free port."""
-    if not config.ukl:
-        raise UklError("--gdb debugs a UKL program through QEMU's gdbstub; an ordinary "
-                       "program at CPL3 shares its addresses with every other process")
-    try:
-        net.check_host_ports([port])
-    except UklError as e:
-        raise UklError(f"--gdb: {e}") from None
-
-
 def gdb_script(built, run_dir: Path, port: int) -> Path:
     """The gdb commands that load the program's and the kernel's symbols and
     attach to the waiting guest."""
@@ -163,4 +122,4 @@ def gdb_script(built, run_dir: Path, port: int) -> Path:
 def strace_binary() -> bytes:
     """strace for the guest's /bin: Debian's, built with `ukl-cc --baseline`
     (apps/strace.toml)."""
-    return recipes.binary(recipes.load("strace"), "baseline").read_bytes()
+    return recipes.binary(recipes.load("strace"), configs.get("baseline")).read_bytes()

@@ -84,7 +84,7 @@ def _report(built: "api.Built", measured: list[tuple]) -> dict:
     """MEASURED: (name, window, operations in it, the bench's own count of its
     instructions).  Folded stacks and layers per operation."""
     vmlinux, program = _symbols(built)
-    libc_a = libc.sysroot(built.config.kind) / "lib" / "libc.a"
+    libc_a = libc.sysroot(built.config) / "lib" / "libc.a"
     symbols = profile_data.Symbols(vmlinux, program,
                                    {name for _, name in profile_data.nm(libc_a)})
     windows = []

@@ -10,6 +10,7 @@ exit status or any subtest's result does; a kernel WARNING, oops, panic or
 hang is a result of its own, with the console line that shows it.
 """
 import io
+import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from .results import baseline_first, config_names, pyplot, write
 from .. import api, configs
-from ..build import cc, libc, series
+from ..build import cc, libc, recipes, series
 from ..errors import UklError
 from ..layout import OUT
 from ..proc import first_error
@@ -116,14 +117,16 @@ def selftests_dir() -> Path:
     return series.tree("linux") / "tools" / "testing" / "selftests"
 
 
-def build(test: Test, kind: str) -> tuple[Path | None, str]:
-    """Build TEST for KIND ("ukl" or "baseline"): the binary, or None and why not."""
-    out = WORK / kind / test.name.replace("/", "-")
+def build(test: Test, config: configs.Config) -> tuple[Path | None, str]:
+    """Build TEST for CONFIG's kind ("ukl" or "baseline"): the binary, or None and why not."""
+    kind = config.kind
+    out = WORK / libc.variant(config) / test.name.replace("/", "-")
     out.parent.mkdir(parents=True, exist_ok=True)
-    libc.require(kind)
+    libc.require(config)
     cmd = [str(cc.ukl_cc_path()), *(["--baseline"] if kind == "baseline" else []), *test.flags,
            *test.sources, "-o", str(out)]
-    res = subprocess.run(cmd, capture_output=True, text=True, cwd=selftests_dir())
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=selftests_dir(),
+                         env={**os.environ, **recipes.ukl_cc_env(config)})
     if res.returncode != 0:
         out.unlink(missing_ok=True)
         return None, re.sub(r"^\S*/selftests/", "", first_error(res.stderr))
@@ -211,7 +214,7 @@ def _select(names: list[str]) -> list[Test]:
 
 
 def _cells(test: Test, names: list[str], smps: list[int], progress) -> list[dict]:
-    binaries = {kind: build(test, kind) for kind in ("baseline", "ukl")}
+    binaries = {kind: build(test, configs.get(kind)) for kind in ("baseline", "ukl")}
     cells = []
     for smp in smps:
         base = None

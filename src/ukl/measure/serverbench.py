@@ -30,8 +30,11 @@ from .. import api
 from ..build import recipes
 from ..errors import UklError
 from ..guest import net
+from ..layout import ROOT
 
 PROBE_PORT = 9
+# The probe: an ordinary program in the guest's /bin, started before the server.
+PROBE_TOOL = {"ukl-busy": ROOT / "bench" / "busy.c"}
 # What makes a request's cost independent of when the host's next packet
 # arrives: the idle loop polls instead of halting (no tick stop and restart),
 # and virtio-net frees sent buffers when it sends, not from a completion
@@ -89,6 +92,7 @@ def run_config(built: "api.Built", requests: int, tests=None, repeats: int = REP
         plugin = (plugins.build(), (f"out={switch_log}",))
     opts = api.Options(ports=[(port, bench.port), (probe, PROBE_PORT)], icount=True,
                        timeout=CLIENT_TIMEOUT, services=[["/bin/ukl-busy", str(PROBE_PORT)]],
+                       tools=api.guest_tools(PROBE_TOOL),
                        kernel_args=KERNEL_ARGS,
                        plugin=plugin)
     rows = []

@@ -22,7 +22,7 @@ from ..errors import UklError
 from ..guest import console, net, volumes
 from ..layout import OUT
 from .results import pyplot, write
-from .serverbench import PROBE_PORT, _sample
+from .serverbench import PROBE_PORT, PROBE_TOOL, _sample
 
 TESTS = "set,get,incr,lpush,rpop,sadd,hset"   # a fixed key set: memory stays flat
 BATCH = 2000                                   # requests per test per redis-benchmark run
@@ -208,7 +208,7 @@ def _boot(built, data: Path, port: int, probe: int, trinity: Path | None = None)
         services.append(TRINITY)
     opts = api.Options(args=(*args, "--appendonly", "yes", "--appendfsync", "always"), smp=2,
                        timeout=24 * 3600, ports=[(port, 6379), (probe, PROBE_PORT)],
-                       volumes=vols, services=services)
+                       volumes=vols, services=services, tools=api.guest_tools(PROBE_TOOL))
     return api.Server(built, opts)
 
 

@@ -1,0 +1,33 @@
+"""Stopping the program as `docker stop` does (qemu.Stop): each line the host
+writes on a virtio port is a signal's name, which /init sends to the program
+(whose pid the shell that execs it leaves in spec.PIDFILE).  A read before
+the host has connected returns end-of-file, hence the outer loop."""
+from .out import serial_bus
+from ..qemu import CONTROL
+from ..spec import PIDFILE
+
+PORT = "ukl.ctl"            # the virtio port's name
+LOOP = """for port in /sys/class/virtio-ports/*; do
+  [ "$(cat $port/name)" = {name} ] && while :; do
+    while read -r sig; do
+      until [ -s {pidfile} ]; do sleep 0.1; done
+      kill -s "$sig" "$(cat {pidfile})"
+    done </dev/${{port##*/}}
+    sleep 1
+  done &
+done
+"""
+
+
+def check(opts, config, bind=True):
+    pass
+
+
+def contribute(spec, built, opts):
+    if opts.stop is None:
+        return
+    serial_bus(spec)
+    spec.devices += ["-chardev", f"socket,id=uklctl,path={spec.workdir / CONTROL},"
+                     "server=on,wait=off",
+                     "-device", f"virtserialport,bus=uklser.0,chardev=uklctl,name={PORT}"]
+    spec.hook("setup", "60-control", LOOP.format(name=PORT, pidfile=PIDFILE))

@@ -1,0 +1,23 @@
+"""--perf: perf (in /bin) records the program's cpu-clock samples with call
+chains into /out; `perf script` then lists them as addresses, which the
+host names (the guest's perf has no ELF reader; the CLI writes the report).
+perf starts the shell that becomes the program, so that the pidfile, and a
+stop, name the program."""
+from ...build import perf
+from ...errors import UklError
+
+RECORD = ["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g", "-o", "/out/perf.data",
+          "--"]
+END = "perf script -i /out/perf.data -F comm,ip >/out/perf.script 2>/out/perf.log\n"
+
+
+def check(opts, config, bind=True):
+    if opts.perf and opts.out is None:
+        raise UklError("--perf needs --out HOSTDIR to bring its files out")
+
+
+def contribute(spec, built, opts):
+    if opts.perf:
+        spec.tools["perf"] = perf.binary().read_bytes()
+        spec.wrappers.append(RECORD)
+        spec.hook("finish", "20-perf", END)

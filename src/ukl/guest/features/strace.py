@@ -1,0 +1,18 @@
+"""--strace: strace (in /bin, Debian's, built with `ukl-cc --baseline`) runs
+the program, following its threads and children; the trace goes to the
+program's stderr."""
+from ..tracing import strace_binary
+from ...errors import UklError
+
+COMMAND = ["strace", "-f", "-qq"]
+
+
+def check(opts, config, bind=True):
+    if opts.strace and opts.perf:
+        raise UklError("--perf and --strace both run the program: choose one")
+
+
+def contribute(spec, built, opts):
+    if opts.strace:
+        spec.tools["strace"] = strace_binary()
+        spec.inner_wrappers.append(COMMAND)

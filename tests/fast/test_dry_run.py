@@ -1,0 +1,65 @@
+"""`ukl run --dry-run` changes nothing: it prints the QEMU command, with
+placeholders for the private forward ports, binds no port and boots nothing."""
+import shlex
+import socket
+from pathlib import Path
+
+import pytest
+
+from ukl import api, cli, configs
+from ukl.build import programs
+from ukl.guest import qemu
+
+
+def _main(*argv):
+    """The CLI in this process; it must succeed."""
+    try:
+        cli.main(list(argv))
+    except SystemExit as e:
+        assert e.code in (None, 0)
+
+
+@pytest.fixture
+def built(monkeypatch, fake_busybox, tmp_path):
+    """api.build without building: a UKL hello, its run directory under tmp_path."""
+    fake = api.Built(programs.Program("example", "hello", Path("/hello.c")),
+                     configs.CONFIGS["ukl"], Path("/k/bzImage"), b"\x7fUKL\n")
+    monkeypatch.setattr(api, "build", lambda program, config: fake)
+    monkeypatch.setattr(api, "RUNS", tmp_path / "runs")
+    monkeypatch.setattr(cli.signal, "signal", lambda *args: None)
+    monkeypatch.setattr(cli.features.gdb, "script", lambda *args: tmp_path / "ukl.gdb")
+    return fake
+
+
+def test_a_dry_run_with_a_published_port_in_use_prints_and_binds_nothing(
+        built, monkeypatch, capsys):
+    bound = []
+    real_bind = socket.socket.bind
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+
+        def bind(self, address):
+            bound.append(address)
+            return real_bind(self, address)
+        monkeypatch.setattr(socket.socket, "bind", bind)
+
+        def no_boot(*args, **kwargs):
+            raise AssertionError("a dry run booted something")
+        monkeypatch.setattr(api, "_probe_kvm", no_boot)
+        monkeypatch.setattr(qemu, "boot", no_boot)
+        _main("run", "--dry-run", "hello", "-p", f"{port}:6379", "-p", "8080:80",
+              "--gdb", "--gdb-port", str(port))
+    assert bound == []
+    argv = shlex.split(capsys.readouterr().out)
+    assert argv[0] == "qemu-system-x86_64"
+    assert argv[argv.index("-netdev") + 1] == (
+        "user,id=net0,hostfwd=tcp:127.0.0.1:HOSTFWD0-:6379,hostfwd=tcp:127.0.0.1:HOSTFWD1-:80")
+
+
+def test_a_dry_run_prints_the_same_command_twice(built, capsys):
+    for _ in range(2):
+        _main("run", "--dry-run", "hello", "-p", "6379:6379")
+    first, second = capsys.readouterr().out.splitlines()
+    assert first == second

@@ -1,0 +1,25 @@
+"""The machine: CPUs, icount for measurements, plugins, a disk, the
+configuration's boot parameter."""
+from pathlib import Path
+
+from ukl import api
+
+
+def test_qemu_command_for_measurements(guest):
+    g = guest(api.Options(icount=True, plugin=(Path("/p.so"), ["a=1"])))
+    argv = g.argv
+    assert argv[argv.index("-icount") + 1] == "shift=0"
+    assert argv[argv.index("-accel") + 1] == "tcg,thread=single"
+    assert argv[argv.index("-plugin") + 1] == "file=/p.so,a=1"
+    assert g.spec.tcg_only and argv[argv.index("-append") + 1].endswith(" norandmaps")
+
+
+def test_the_configuration_s_options_are_boot_parameters(guest):
+    argv = guest(config="ukl-ret-byp").argv
+    assert argv[argv.index("-append") + 1] == "console=ttyS0 panic=-1 oops=panic ukl=ret,byp"
+    assert not guest().spec.tcg_only
+
+
+def test_a_disk_is_virtio_blk(guest):
+    argv = guest(api.Options(disk=Path("/d.img"))).argv
+    assert argv[argv.index("-drive") + 1] == "file=/d.img,if=virtio,format=raw"
