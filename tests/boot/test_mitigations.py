@@ -83,7 +83,7 @@ def test_a_program_built_for_the_plain_kernel_is_refused(monkeypatch):
 def test_returns_to_the_program_take_iret_when_the_kernel_relies_on_retpolines():
     """UKL_BYP and UKL_RET return with `jmp *`, which another process could
     train; on this kernel a bypassed getppid returns with IRET instead (the
-    plain kernel's ukl-ret-byp runs none: docs/design.md, "The spectrum")."""
+    plain kernel's ukl-ret-byp runs none: docs/design.md, "Speculation")."""
     results = json.loads((bench.run(["ukl-ret-byp"], ["getppid"], quick=True)
                           / "results.json").read_text())
     row = next(run for run in results["runs"] if run["config"] == "ukl-ret-byp")["rows"][0]

@@ -1,4 +1,10 @@
-"""The console judge over sample kernel consoles: what fails a run and what does not."""
+"""The console judge over sample kernel consoles: what fails a run and what does not.
+
+Each sample in consoles/ states its verdict in its first line, as syzkaller's
+report tests do: `# expect: pass status N` (the run passes with exit status N)
+or `# expect: fail FAILURE` (the run fails, and the judge's reason starts with
+FAILURE).  The judge reads the console without that line."""
+import re
 from pathlib import Path
 
 import pytest
@@ -8,30 +14,44 @@ from ukl.guest import console, image
 CONSOLES = Path(__file__).with_name("consoles")
 
 
-@pytest.mark.parametrize("log,failure", [
-    ("panic", "kernel reported: [    1.204111] Kernel panic - not syncing: Attempted to kill"),
-    ("oops", "kernel reported: [    2.332511] Oops: Oops: 0000 [#1] PREEMPT SMP NOPTI"),
-    ("warn", "kernel reported: [    3.101655] WARNING: CPU: 0 PID: 57 at arch/x86/kernel/"),
-])
-def test_kernel_failures_fail_the_run(log, failure):
-    verdict = console.judge((CONSOLES / f"{log}.log").read_text(), "status 0\n")
-    assert verdict.failure.startswith(failure)
+def expectation(sample: Path) -> tuple[str, str]:
+    """The verdict a sample console states in its first line: ("pass", "status N")
+    or ("fail", the failure's prefix)."""
+    first = sample.read_text().partition("\n")[0]
+    hit = re.fullmatch(r"# expect: (pass) status (\d+)|# expect: (fail) (.+)", first)
+    assert hit, f"{sample.name}: first line is not '# expect: pass status N' or '# expect: fail ...'"
+    return ("pass", hit.group(2)) if hit.group(1) else ("fail", hit.group(4))
 
 
-@pytest.mark.parametrize("log,status", [("segfault", 139), ("gpfault", 0), ("clean", 3)])
-def test_ordinary_process_faults_are_not_kernel_failures(log, status):
-    verdict = console.judge((CONSOLES / f"{log}.log").read_text(), f"ready\nstatus {status}\n")
-    assert verdict == console.Verdict(status, None)
+def samples() -> list:
+    return [pytest.param(sample, id=sample.stem) for sample in sorted(CONSOLES.glob("*.log"))]
+
+
+def body(sample: Path) -> str:
+    """The console, without the line that states its verdict."""
+    return sample.read_text().partition("\n")[2]
+
+
+@pytest.mark.parametrize("sample", samples())
+def test_the_judge_gives_each_sample_its_stated_verdict(sample):
+    kind, expected = expectation(sample)
+    text = body(sample)
+    if kind == "pass":
+        status = int(expected)
+        assert console.judge(text, f"ready\nstatus {status}\n") == console.Verdict(status, None)
+    else:
+        verdict = console.judge(text, "ready\nstatus 0\n")
+        assert verdict.failure is not None and verdict.failure.startswith(expected), verdict
 
 
 def test_timeout_and_missing_status():
-    clean = (CONSOLES / "clean.log").read_text()
+    clean = body(CONSOLES / "clean.log")
     assert console.judge(clean, "", timed_out=180).failure == "timed out after 180s"
     assert console.judge(clean, "", qemu_exit="qemu exit 1").failure == (
         "guest reported no exit status (qemu exit 1)")
     assert console.judge(clean, "", stopped=True) == console.Verdict(None, None)
     # A kernel failure explains a timeout better than the timeout does.
-    panic = (CONSOLES / "panic.log").read_text()
+    panic = body(CONSOLES / "panic.log")
     assert console.judge(panic, "", timed_out=180).failure.startswith("kernel reported")
 
 

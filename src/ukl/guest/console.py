@@ -18,15 +18,18 @@ READY = "ready"                    # every published guest port listens
 STATUS_LINE = "status {status}"    # the program exited with this status (a shell expression)
 _STATUS_RE = re.compile(r"^status (\d+)$", re.M)
 
-# Kernel console lines that fail a run.  An ordinary process's faults are
-# logged too ("segfault at", "traps: ... general protection fault ip:"), and
-# are not kernel failures; nor is the advice the speculation mitigations
-# print at boot ("WARNING: See https://kernel.org/.../hw-vuln/..."), nor the
-# notice any process gets by passing mount(2) the deprecated MS_MANDLOCK.
+# Kernel console messages that fail a run, matched after the timestamp.  An
+# ordinary process's faults are logged too ("segfault at", "traps: ...
+# general protection fault ip:"), and are not kernel failures.  A WARNING
+# fails when it starts the message, as WARN() splats and lockdep's and RCU's
+# reports do; one that follows a subsystem's prefix is advice, as the
+# speculation mitigations print at boot ("RETBleed: WARNING: ..."), and so
+# are the hw-vuln pointer and the notice any process gets by passing
+# mount(2) the deprecated MS_MANDLOCK.
 FAILURE_PATTERNS = [r"Kernel panic", r"Oops:", r"\bBUG:", r"general protection fault(?! ip:)",
-                    r"WARNING:(?! See \S+/hw-vuln/)(?! The mand mount option)",
-                    r"Unable to handle kernel",
-                    r"double fault"]
+                    r"^WARNING:(?! See \S+/hw-vuln/)(?! The mand mount option)",
+                    r"Unable to handle kernel", r"double fault",
+                    r"^INFO: task \S+ blocked for more than"]
 TAIL_LINES = 25
 # Kernel console lines that `ukl run` repeats on the terminal as they come.
 NOTICE_PATTERNS = [r"ukl: this CPU is affected by"]
@@ -57,10 +60,10 @@ def notice(line: str) -> str | None:
 
 def kernel_failure(console: str) -> str | None:
     """The first console line that shows the kernel failed, or None."""
-    for pattern in FAILURE_PATTERNS:
-        hit = re.search(f"^.*{pattern}.*$", console, re.M)
-        if hit:
-            return f"kernel reported: {hit.group(0).strip()}"
+    for line in console.splitlines():
+        message = _TIMESTAMP_RE.sub("", line.strip())
+        if any(re.search(p, message) for p in FAILURE_PATTERNS):
+            return f"kernel reported: {line.strip()}"
     return None
 
 
