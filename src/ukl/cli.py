@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from . import api, configs, oci
-from .build import fetch, series
+from .build import bisect, fetch, series
 from .errors import UklError
 from .guest import console, features, net, qemu, volumes
 from .measure import bench, fuzz, perf_report, profile, selftests, serverbench, soak
@@ -208,10 +208,14 @@ def _parser() -> Parser:
     pt = sub.add_parser("patches", help="edit a patch series as a git tree")
     pt.add_argument("action", choices=["edit", "export", "reset", "check"])
     pt.add_argument("component", choices=sorted(series.COMPONENTS))
+    pt.add_argument("--bisect", action="store_true",
+                    help="check: also build the kernel at each patch (long; uses the ccache)")
     return p
 
 
-def _patches(action: str, component: str):
+def _patches(action: str, component: str, bisect_too: bool):
+    if bisect_too and action != "check":
+        raise UklError("--bisect goes with `ukl patches check`")
     if action == "edit":
         print(series.tree(component))
     elif action == "reset":
@@ -224,6 +228,10 @@ def _patches(action: str, component: str):
         print(report, end="")
         if errors:
             raise UklError(f"checkpatch found {errors} error(s) in the {component} series")
+        if bisect_too:
+            if component != "linux":
+                raise UklError("--bisect builds the kernel: only the linux series")
+            bisect.check()
 
 
 def _config(args) -> configs.Config:
@@ -336,7 +344,7 @@ def main(argv=None):
             print((dest / "table.md").read_text(), end="")
             print(f"results: {dest}")
         else:
-            _patches(args.action, args.component)
+            _patches(args.action, args.component, args.bisect)
     except UklError as e:
         print(f"ukl: error: {e}", file=sys.stderr)
         sys.exit(1)

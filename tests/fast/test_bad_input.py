@@ -132,3 +132,9 @@ def test_a_missing_library_is_named_not_collect2():
     assert first_error(text) == "/usr/bin/ld: cannot find -lcap: No such file or directory"
     assert first_error("a.c:1:5: error: expected ';'\ncollect2: error: ld returned 1\n") \
         == "a.c:1:5: error: expected ';'"
+
+
+def test_bisect_goes_only_with_check(tmp_path):
+    res = ukl("patches", "edit", "linux", "--bisect", env={"UKL_OUT": str(tmp_path)})
+    assert_one_line_error(res, "--bisect goes with `ukl patches check`")
+    assert not (tmp_path / "tree").exists(), "nothing may be built or fetched"

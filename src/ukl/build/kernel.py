@@ -39,14 +39,17 @@ def ccache_env() -> dict:
             "CCACHE_BASEDIR": str(OUT), "CCACHE_MAXSIZE": "5G"}
 
 
+def jobs() -> int:
+    return (os.cpu_count() or 1) + 1
+
+
 def _make(flavor: str, step: str, *args):
     tree = series.tree("linux")
-    jobs = (os.cpu_count() or 1) + 1
-    run(["make", "-C", tree, f"O={build_dir(flavor)}", f"-j{jobs}", "CC=ccache gcc", *args],
+    run(["make", "-C", tree, f"O={build_dir(flavor)}", f"-j{jobs()}", "CC=ccache gcc", *args],
         step, f"kernel-{flavor}", env=ccache_env())
 
 
-def _fragments(flavor: str) -> list[Path]:
+def fragments(flavor: str) -> list[Path]:
     return [KERNEL_CONFIGS / f for f in FLAVORS[flavor]]
 
 
@@ -62,7 +65,7 @@ def _config_lines(text: str) -> dict[str, str]:
 
 def requested_options(flavor: str) -> dict[str, str]:
     opts = {}
-    for frag in _fragments(flavor):
+    for frag in fragments(flavor):
         opts.update(_config_lines(frag.read_text()))
     return opts
 
@@ -100,7 +103,7 @@ def configure(flavor: str):
         tree = series.tree("linux")
         _make(flavor, f"configure kernel ({flavor})", "tinyconfig")
         run([tree / "scripts/kconfig/merge_config.sh", "-m", "-O", bdir, bdir / ".config",
-             *_fragments(flavor)], f"merge config fragments ({flavor})",
+             *fragments(flavor)], f"merge config fragments ({flavor})",
             f"kernel-{flavor}-config", cwd=tree, env={"ARCH": "x86_64"})
         _make(flavor, f"configure kernel ({flavor})", "olddefconfig")
         dropped = _dropped(flavor)
@@ -231,7 +234,7 @@ _in_use: dict[Path, object] = {}        # image directory -> its open, locked in
 
 
 def _config_key(flavor: str) -> str:
-    return steps.key_of(series.series_hash("linux"), [f.read_text() for f in _fragments(flavor)])
+    return steps.key_of(series.series_hash("linux"), [f.read_text() for f in fragments(flavor)])
 
 
 def identity(flavor: str) -> str | None:

@@ -69,7 +69,7 @@ TESTS = [
             "sigreturn", "iopl", "ioperm", "test_vsyscall", "mov_ss_trap", "sigtrap_loop",
             "syscall_arg_fault", "fsgsbase_restore: x86/clang_helpers_64.S", "sigaltstack",
             "nx_stack: -Wl,-z,noexecstack", "fsgsbase", "sysret_rip: x86/clang_helpers_64.S",
-            "syscall_numbering", "corrupt_xstate_header", "lam: -include sys/types.h",
+            "syscall_numbering", "corrupt_xstate_header", "lam: -include sys/types.h", "ukl",
             "test_shadow_stack", "ldt_gdt", "ptrace_syscall: -fomit-frame-pointer"),
     *_tests("ptrace", ("-std=c99", "-pthread", "-Wall", "-D_GNU_SOURCE="), "get_syscall_info",
             "peeksiginfo", "vmaccess", "get_set_sud"),
@@ -104,7 +104,7 @@ TESTS = [
 # x86 entry tests that build for UKL and pass on stock Linux under QEMU, and a
 # few of the others.  sysret_ss_attrs is left out: stock Linux panics on it
 # under TCG (docs/design.md, "What Linux's own tests see").
-CI_TESTS = ["x86/single_step_syscall_64", "x86/syscall_nt_64", "x86/test_mremap_vdso_64",
+CI_TESTS = ["x86/ukl_64", "x86/single_step_syscall_64", "x86/syscall_nt_64", "x86/test_mremap_vdso_64",
             "x86/check_initial_reg_state_64", "x86/sigreturn_64", "x86/test_vsyscall_64",
             "x86/sigtrap_loop_64", "x86/sigaltstack_64", "x86/syscall_numbering_64",
             "x86/corrupt_xstate_header_64", "ptrace/get_syscall_info", "ptrace/peeksiginfo",
