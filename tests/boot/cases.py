@@ -11,6 +11,7 @@ BASE_MODEL = [("signals", 0), ("memory", 0), ("kaddr", 0), ("atexit", 7), ("spaw
               ("tls", 0), ("stack", 0), ("threads", 0), ("cancel", 0), ("time", 0), ("cxx", 0),
               ("fork", 0), ("sharedmutex", 0), ("ntflag", 0), ("gpfault", 0)]
 # Programs that must print the same at CPL0 and at CPL3, and print something.
-SAME_ON_BOTH = [("hello", 3), ("files", 0), ("heap", 0), ("nullderef", 139), ("rawsyscall", 0)]
+SAME_ON_BOTH = [("hello", 3), ("files", 0), ("heap", 0), ("nullderef", 139), ("rawsyscall", 0),
+                ("shm", 0)]
 # The examples suite of the configuration matrix.
 SUITE = sorted(set(BASE_MODEL + SAME_ON_BOTH))

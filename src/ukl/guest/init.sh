@@ -6,6 +6,8 @@
 /bin/busybox mount -t proc proc /proc
 /bin/busybox mount -t sysfs sysfs /sys
 /bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox mkdir -p /dev/shm
+/bin/busybox mount -t tmpfs -o nosuid,nodev,mode=1777 tmpfs /dev/shm
 /bin/busybox mount -t tmpfs tmpfs /tmp
 /bin/busybox --install -s /bin
 export PATH=/bin
