@@ -213,7 +213,7 @@ def _parser() -> Parser:
     return p
 
 
-def _patches(action: str, component: str, bisect_too: bool):
+def _patches(action: str, component: str, bisect_too: bool = False):
     if bisect_too and action != "check":
         raise UklError("--bisect goes with `ukl patches check`")
     if action == "edit":
