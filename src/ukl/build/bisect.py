@@ -21,8 +21,11 @@ WARNING = re.compile(r"^(\S+:\d+:\d+: warning: .*|.*objtool: .*)$", re.M)
 
 
 def _git(tree: Path, *args) -> str:
-    return subprocess.run(["git", "-C", str(tree), *args], check=True,
-                          capture_output=True, text=True).stdout
+    res = subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True)
+    if res.returncode:
+        last = (res.stderr.strip().splitlines() or ["no message"])[-1]
+        raise UklError(f"git {args[0]} in {tree} failed: {last}")
+    return res.stdout
 
 
 def _fresh_tree() -> Path:
@@ -35,8 +38,7 @@ def _fresh_tree() -> Path:
         tree.parent.mkdir(parents=True, exist_ok=True)
         _git(base, "worktree", "prune")
         _git(base, "worktree", "add", "-q", "--detach", str(tree), "upstream")
-    if (tree / ".git").is_file() and Path(_git(tree, "rev-parse", "--git-dir").strip(),
-                                          "rebase-apply").exists():
+    if Path(_git(tree, "rev-parse", "--absolute-git-dir").strip(), "rebase-apply").exists():
         _git(tree, "am", "--abort")
     _git(tree, "checkout", "-q", "-f", "--detach", "upstream")
     _git(tree, "clean", "-q", "-f", "-d")
@@ -67,8 +69,8 @@ def check(flavor: str = "ukl") -> list[str]:
         label = f"bisect {i}/{len(patches)}"
         try:
             _git(tree, "am", "-q", "--keep-cr", str(patch))
-        except subprocess.CalledProcessError as e:
-            raise UklError(f"{patch.name} does not apply: {e.stderr.strip().splitlines()[-1]}")
+        except UklError as e:
+            raise UklError(f"{patch.name} does not apply ({e})")
         start = time.monotonic()
         log = _build(tree, bdir, flavor, label)
         warnings = set(WARNING.findall(log.read_text(errors="replace")))
