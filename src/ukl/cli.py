@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from . import api, configs, oci
-from .build import bisect, fetch, series
+from .build import bisect, fetch, kernel, series
 from .errors import UklError
 from .guest import console, features, net, qemu, volumes
 from .measure import bench, fuzz, perf_report, profile, selftests, serverbench, soak
@@ -208,14 +208,17 @@ def _parser() -> Parser:
     pt = sub.add_parser("patches", help="edit a patch series as a git tree")
     pt.add_argument("action", choices=["edit", "export", "reset", "check"])
     pt.add_argument("component", choices=sorted(series.COMPONENTS))
-    pt.add_argument("--bisect", action="store_true",
-                    help="check: also build the kernel at each patch (long; uses the ccache)")
+    pt.add_argument("--bisect", nargs="?", const="ukl", metavar="FLAVOR",
+                    help="check: also build the kernel (FLAVOR, default ukl) at each patch "
+                         "(long; uses the ccache)")
     return p
 
 
-def _patches(action: str, component: str, bisect_too: bool = False):
-    if bisect_too and action != "check":
+def _patches(action: str, component: str, bisect_flavor: str | None = None):
+    if bisect_flavor and action != "check":
         raise UklError("--bisect goes with `ukl patches check`")
+    if bisect_flavor:
+        kernel.build_dir(bisect_flavor)           # an unknown flavor, before any work
     if action == "edit":
         print(series.tree(component))
     elif action == "reset":
@@ -228,10 +231,10 @@ def _patches(action: str, component: str, bisect_too: bool = False):
         print(report, end="")
         if errors:
             raise UklError(f"checkpatch found {errors} error(s) in the {component} series")
-        if bisect_too:
+        if bisect_flavor:
             if component != "linux":
                 raise UklError("--bisect builds the kernel: only the linux series")
-            bisect.check()
+            bisect.check(bisect_flavor)
 
 
 def _config(args) -> configs.Config:

@@ -138,3 +138,9 @@ def test_bisect_goes_only_with_check(tmp_path):
     res = ukl("patches", "edit", "linux", "--bisect", env={"UKL_OUT": str(tmp_path)})
     assert_one_line_error(res, "--bisect goes with `ukl patches check`")
     assert not (tmp_path / "tree").exists(), "nothing may be built or fetched"
+
+
+def test_bisect_names_a_known_kernel_flavor(tmp_path):
+    res = ukl("patches", "check", "linux", "--bisect", "nosuch", env={"UKL_OUT": str(tmp_path)})
+    assert_one_line_error(res, "unknown kernel configuration 'nosuch'")
+    assert not (tmp_path / "bisect").exists()

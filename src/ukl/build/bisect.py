@@ -61,6 +61,7 @@ def check(flavor: str = "ukl") -> list[str]:
     """Apply the series one patch at a time and build each; return one line
     per patch.  Raises at the first patch that does not apply or build, or
     that adds a compiler or objtool warning."""
+    kernel.build_dir(flavor)                  # an unknown flavor is refused
     patches = series.patches("linux")
     tree, bdir = _fresh_tree(), BISECT / "kbuild" / flavor
     bdir.mkdir(parents=True, exist_ok=True)
