@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import kernel, series
+from . import kernel, series, steps
 from ..errors import UklError
 from ..layout import OUT, TREES
 from ..proc import run
@@ -62,6 +62,11 @@ def check(flavor: str = "ukl") -> list[str]:
     per patch.  Raises at the first patch that does not apply or build, or
     that adds a compiler or objtool warning."""
     kernel.build_dir(flavor)                  # an unknown flavor is refused
+    with steps.lock(BISECT / "tree"):         # one bisect at a time owns the tree
+        return _check(flavor)
+
+
+def _check(flavor: str) -> list[str]:
     patches = series.patches("linux")
     tree, bdir = _fresh_tree(), BISECT / "kbuild" / flavor
     bdir.mkdir(parents=True, exist_ok=True)
