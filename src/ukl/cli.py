@@ -137,6 +137,8 @@ def _parser() -> Parser:
                    type=_kernel_args, metavar="ARGS",
                    help="add ARGS to the guest kernel's command line, e.g. "
                         "'lockdown=integrity isolcpus=1' (repeatable)")
+    r.add_argument("--user", "-u", metavar="USER[:GROUP]",
+                   help="run the program as USER (a name or a number, as Docker takes it)")
     r.add_argument("--kernel-arg", dest="kernel_args", action="extend",
                    type=_kernel_arg, metavar="ARG",
                    help="add one word ARG to the guest kernel's command line, e.g. "
@@ -147,6 +149,8 @@ def _parser() -> Parser:
     o.add_argument("program", help=PROGRAM_HELP)
     o.add_argument("--config", default="ukl", help=CONFIG_HELP)
     o.add_argument("--baseline", action="store_true", help="same as --config baseline")
+    o.add_argument("--user", "-u", metavar="USER[:GROUP]",
+                   help="the image runs its program as USER (recorded as its User)")
     o.add_argument("-o", dest="dest", type=Path, required=True, metavar="DIR|FILE.tar",
                    help="an image layout directory (new or empty), or a tar of one")
 
@@ -251,7 +255,7 @@ def _run(args, prog_args):
                        volumes=[volumes.parse_volume(v) for v in args.volumes], out=args.out,
                        ftrace=tuple(f for f in args.ftrace.split(",") if f), core=args.core,
                        gdb_port=args.gdb_port if args.gdb else None, strace=args.strace,
-                       perf=args.perf, kernel_args=args.kernel_args)
+                       perf=args.perf, kernel_args=args.kernel_args, user=args.user)
     config = _config(args)
     api.validate(opts, config, bind=not args.dry_run)     # before a long build
     built = api.build(args.program, config)
@@ -325,7 +329,7 @@ def main(argv=None):
         elif args.command == "run":
             _run(args, prog_args)
         elif args.command == "oci":
-            print(oci.build(args.program, _config(args), args.dest, prog_args))
+            print(oci.build(args.program, _config(args), args.dest, prog_args, args.user))
         elif args.command in ("bench", "profile", "selftests", "fuzz", "soak"):
             split = lambda v: [x for x in v.split(",") if x]
             if args.command == "soak":

@@ -65,7 +65,7 @@ def _json(obj) -> bytes:
 
 
 def write_layout(root: Path, name: str, kernel: bytes, initrd: bytes, env: list[str],
-                 ports=()) -> dict:
+                 ports=(), user: str | None = None) -> dict:
     """The image layout in ROOT (which must not exist); returns its manifest."""
     notes = annotations()
     urunc = {k: base64.b64encode(v.encode()).decode() for k, v in notes.items()}
@@ -75,7 +75,8 @@ def write_layout(root: Path, name: str, kernel: bytes, initrd: bytes, env: list[
     config = blobs.add(_json({
         "architecture": "amd64", "os": "linux",
         "config": {"Entrypoint": [INIT], "Env": env, "Labels": notes,
-                   "ExposedPorts": {f"{p}/tcp": {} for p in ports}},
+                   "ExposedPorts": {f"{p}/tcp": {} for p in ports},
+                   **({"User": user} if user else {})},
         "rootfs": {"type": "layers",
                    "diff_ids": [f"sha256:{hashlib.sha256(layer_tar).hexdigest()}"]},
     }), CONFIG)
@@ -98,19 +99,21 @@ def _check_dest(dest: Path):
         raise UklError(f"-o {dest}: {dest.parent} is not a directory")
 
 
-def build(program: str, config: str, dest: Path, args=()) -> Path:
+def build(program: str, config: str, dest: Path, args=(), user: str | None = None) -> Path:
     """Write the image of PROGRAM under CONFIG to DEST: an image layout
     directory, or a tar of one if DEST ends in .tar.  Nothing is left at
     DEST unless the whole image is written."""
     _check_dest(dest)
+    opts = api.Options(tuple(args), user=user)
+    api.validate(opts, config, bind=False)
     built = api.build(program, config)
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=f".{dest.name}.") as tmp:
         work = Path(tmp)
-        initrd = api.initramfs(built, api.Options(tuple(args)), work / "initramfs",
-                               one_console=True)
+        initrd = api.initramfs(built, opts, work / "initramfs", one_console=True)
         layout = work / "image"
         write_layout(layout, f"ukl-{built.name}", built.kernel.read_bytes(),
-                     initrd.read_bytes(), built.config.kernel_args(), built.program.ports)
+                     initrd.read_bytes(), built.config.kernel_args(), built.program.ports,
+                     user)
         if dest.suffix == ".tar":
             with tarfile.open(work / "image.tar", "w") as t:
                 for path in sorted(layout.rglob("*")):

@@ -29,3 +29,4 @@ class Options:
     strace: bool = False           # strace runs the program; the trace goes to its stderr
     perf: bool = False             # perf records the program into out/perf.data
     tools: dict = field(default_factory=dict)      # name -> ordinary executable (bytes) for /bin
+    user: str | None = None        # USER[:GROUP] the program runs as (features.user)

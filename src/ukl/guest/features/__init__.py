@@ -12,12 +12,12 @@ Each module has:
                                    FEATURES order: /out arrives first)
 """
 from . import append, control, core, ftrace, gdb, machine, out, perf, ports, services, \
-    strace, volumes
+    strace, user, volumes
 from ...errors import UklError
 
 # In this order they add to the QEMU command line and to /init's hooks.
 FEATURES = [gdb, machine, append, volumes, out, control, services, ports, ftrace, core,
-            strace, perf]
+            strace, perf, user]
 
 
 def validate(opts, config, bind: bool = True):
