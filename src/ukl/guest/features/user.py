@@ -16,33 +16,29 @@ from ...errors import UklError
 HELPER = Path(__file__).resolve().parents[1] / "tools" / "ukl-user.c"
 
 
-def _table(text: bytes) -> dict[str, int]:
-    """name -> number, from /etc/passwd or /etc/group lines."""
-    return {f[0]: int(f[2]) for f in (line.split(":") for line in text.decode().splitlines())}
+def _lines(text: bytes) -> list[list[str]]:
+    return [line.split(":") for line in text.decode().splitlines()]
+
+
+def _number(spec: str, what: str, name: str, text: bytes, file: str) -> int:
+    """NAME as a number: itself, or its entry in the guest's FILE."""
+    if name.isdigit():
+        return int(name)
+    table = {f[0]: int(f[2]) for f in _lines(text)}
+    if name not in table:
+        raise UklError(f"--user {spec}: no {what} {name!r} in the guest's {file} "
+                       f"(known: {', '.join(table)}); give a number")
+    return table[name]
 
 
 def resolve(spec: str) -> tuple[int, int]:
     """USER[:GROUP] as (uid, gid)."""
     user, _, group = spec.partition(":")
-    users, groups = _table(image.PASSWD), _table(image.GROUP)
-    primary = {int(f[2]): int(f[3]) for f in (line.split(":") for line in
-                                               image.PASSWD.decode().splitlines())}
-    if user.isdigit():
-        uid = int(user)
-    elif user in users:
-        uid = users[user]
+    uid = _number(spec, "user", user, image.PASSWD, "/etc/passwd")
+    if group:
+        gid = _number(spec, "group", group, image.GROUP, "/etc/group")
     else:
-        raise UklError(f"--user {spec}: no user {user!r} in the guest's /etc/passwd "
-                       f"(known: {', '.join(users)}); give a number")
-    if not group:
-        gid = primary.get(uid, uid)
-    elif group.isdigit():
-        gid = int(group)
-    elif group in groups:
-        gid = groups[group]
-    else:
-        raise UklError(f"--user {spec}: no group {group!r} in the guest's /etc/group "
-                       f"(known: {', '.join(groups)}); give a number")
+        gid = {int(f[2]): int(f[3]) for f in _lines(image.PASSWD)}.get(uid, uid)
     if max(uid, gid) > 0xfffffffe:
         raise UklError(f"--user {spec}: ids go up to 4294967294")
     return uid, gid
