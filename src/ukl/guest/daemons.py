@@ -40,10 +40,12 @@ def _start(d: Daemon) -> subprocess.Popen:
         log.write(f"# {shlex.join(d.argv)}\n".encode())
         log.flush()
         try:
-            # Like QEMU, it dies with this process, even when that is SIGKILLed.
+            # Like QEMU, it dies with this process, even when that is SIGKILLed,
+            # and a terminal's Ctrl-C, which asks the program to stop, does not
+            # reach it: the program may still write to its volume.
             proc = subprocess.Popen(["setpriv", "--pdeathsig", "KILL", *d.argv],
                                     stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT)
+                                    stderr=subprocess.STDOUT, process_group=0)
         except OSError as e:
             raise UklError(f"{d.name}: cannot start {d.argv[0]}: {e.strerror}") from None
     deadline = time.monotonic() + START_TIMEOUT
