@@ -54,8 +54,8 @@ class Machine:
             machine += ",memory-backend=ram"
             memory = ["-object", f"memory-backend-memfd,id=ram,size={spec.memory_mb}M,share=on"]
         argv = ["qemu-system-x86_64", "-machine", machine, *memory, "-accel", accel,
-                "-cpu", spec.cpu, "-m", f"{spec.memory_mb}M", "-smp", str(spec.smp), "-nodefaults",
-                "-no-user-config", "-display", "none", "-no-reboot",
+                "-cpu", spec.cpu, "-m", f"{spec.memory_mb}M", "-smp", str(spec.smp),
+                "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
                 "-kernel", str(spec.kernel), "-initrd", str(self.initrd),
                 "-append", self.cmdline(),
                 "-monitor", f"unix:{self.workdir / MONITOR},server=on,wait=off"]

@@ -1,7 +1,7 @@
 """Host files and directories given to the guest (-v HOSTPATH:GUESTPATH[:MODE]):
 a directory is mounted live (virtiofs or 9p, features/volumes.py says which),
-read-write (as Docker does) or read-only; a file is copied into the initramfs.  And what the guest leaves in
-/out, brought back (--out HOSTDIR)."""
+read-write (as Docker does) or read-only; a file is copied into the initramfs.
+And what the guest leaves in /out, brought back (--out HOSTDIR)."""
 import tarfile
 import tempfile
 from dataclasses import dataclass

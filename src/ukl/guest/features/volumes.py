@@ -49,24 +49,26 @@ def _virtiofsd(tag: str, v: Volume, workdir: Path) -> Daemon:
                   workdir / f"{tag}.sock", workdir / f"virtiofsd-{tag}.log")
 
 
-def _devices(tag: str, v: Volume, spec) -> list[str]:
+def _share(tag: str, v: Volume, spec):
+    """V's device on QEMU's command line, and for virtiofs its daemon."""
     if transport(v) == "virtiofs":
         daemon = _virtiofsd(tag, v, spec.workdir)
         spec.daemons.append(daemon)
         spec.shared_memory = True
-        return ["-chardev", f"socket,id={tag},path={daemon.socket}",
-                "-device", f"vhost-user-fs-pci,chardev={tag},tag={tag}"]
+        spec.devices += ["-chardev", f"socket,id={tag},path={daemon.socket}",
+                         "-device", f"vhost-user-fs-pci,chardev={tag},tag={tag}"]
+        return
     escaped = str(v.host).replace(",", ",,")
-    return ["-fsdev", f"local,id={tag},path={escaped},security_model=none"
-            + (",readonly=on" if v.mode == "ro" else ""),
-            "-device", f"virtio-9p-pci,fsdev={tag},mount_tag={tag}"]
+    spec.devices += ["-fsdev", f"local,id={tag},path={escaped},security_model=none"
+                     + (",readonly=on" if v.mode == "ro" else ""),
+                     "-device", f"virtio-9p-pci,fsdev={tag},mount_tag={tag}"]
 
 
 def contribute(spec, built, opts):
     spec.files += [(v.host, v.guest) for v in opts.volumes if not v.mounted]
     shares = mounted(opts.volumes)
     for tag, v in shares:
-        spec.devices += _devices(tag, v, spec)
+        _share(tag, v, spec)
     if shares:
         status_line = console.STATUS_LINE.format(status=MOUNT_FAILED)
         spec.hook("setup", "10-volumes", "".join(
