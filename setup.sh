@@ -9,7 +9,7 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommen
 	build-essential binutils flex bison bc libelf-dev libssl-dev ccache \
 	qemu-system-x86 xz-utils rsync dpkg-dev git perl python3 python3-venv python3-pip \
 	g++ cmake ninja-build \
-	autoconf automake libtool patch redis-tools curl wrk gdb linux-libc-dev \
+	autoconf automake libtool patch redis-tools curl wrk gdb linux-libc-dev tcl \
 	containerd
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip

@@ -266,7 +266,10 @@ def _run(args, prog_args):
     stop = qemu.Stop(built.name, args.stop_timeout)
     opts = dataclasses.replace(opts, stop=stop)
     if args.dry_run:
-        print(shlex.join(api.machine(built, opts, dry_run=True).argv()))
+        m = api.machine(built, opts, dry_run=True)
+        for daemon in m.spec.daemons:       # started before QEMU, which connects to them
+            print(shlex.join(daemon.argv))
+        print(shlex.join(m.argv()))
         return
     published = ", ".join(f"127.0.0.1:{h} -> guest port {g}" for h, g in ports)
     ready = lambda: print(f"ukl: {built.name} is ready: {published}", file=sys.stderr,

@@ -63,3 +63,20 @@ def test_a_dry_run_prints_the_same_command_twice(built, capsys):
         _main("run", "--dry-run", "hello", "-p", "6379:6379")
     first, second = capsys.readouterr().out.splitlines()
     assert first == second
+
+
+def test_a_dry_run_with_a_volume_prints_virtiofsd_first_and_starts_nothing(
+        built, monkeypatch, capsys, tmp_path):
+    from ukl.guest import daemons
+    from ukl.guest.features import volumes
+
+    def no_start(*args, **kwargs):
+        raise AssertionError("a dry run started a process")
+    monkeypatch.setattr(volumes.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(daemons, "_start", no_start)
+    monkeypatch.setattr(qemu, "boot", no_start)
+    _main("run", "--dry-run", "hello", "-v", f"{tmp_path}:/data")
+    daemon, machine = map(shlex.split, capsys.readouterr().out.splitlines())
+    assert daemon[0] == str(volumes.VIRTIOFSD)
+    assert machine[0] == "qemu-system-x86_64"
+    assert not any(p.name.endswith(".sock") for p in (tmp_path / "runs").rglob("*"))

@@ -26,6 +26,7 @@ def test_every_recipe_parses():
         assert all(recipes.path(d).is_file() for d in r.depends)
     assert recipes.load("redis").ports == (6379,)
     assert recipes.load("memcached").depends == ("libevent",)
+    assert recipes.load("sqlite-wal").sources == ("sqlite-wal.c",)
 
 
 @pytest.mark.parametrize("text,error", [
@@ -34,6 +35,8 @@ def test_every_recipe_parses():
     ('description = "x"\nsource = "redis"\nsteps = ["make"]', "steps must be a list of commands"),
     ('description = "x"\nsource = "r"\nsteps = [["make"]]\nports = [0]', "TCP port numbers"),
     ('description = "x"\nsource = "r"\nsteps = [["make"]]\ndirs = ["logs"]', "not absolute"),
+    ('description = "x"\nsource = "r"\nsteps = [["make"]]\nsources = ["no.c"]',
+     "source file 'no.c' is not a file under apps/"),
     ('description = ', "recipe bad:"),
 ])
 def test_bad_recipes_are_refused(text, error):

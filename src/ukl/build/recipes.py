@@ -7,6 +7,8 @@ Keys:
   source       the pin (pins.toml) of the Debian source package
   depends      recipes built first (libraries), for the same kind
   patches      patch files under apps/, applied (-p1) to the source first
+  sources      files under apps/ copied to the top of the source tree then
+               (a small program built with the package)
   steps        commands run in a copy of the source tree; placeholders:
                {cc} the compiler, {jobs}, {prefix} this recipe's install
                prefix, and each dependency's name for its prefix
@@ -41,7 +43,7 @@ from ..proc import run
 UKL_CC_SOURCES = [Path(__file__).with_name("cc.py"), Path(__file__).with_name("ukl_cc.py"),
                   *sorted(Path(__file__).with_name("toolchain").iterdir())]
 REQUIRED = {"description", "source", "steps"}
-OPTIONAL = {"depends", "patches", "binary", "args", "ports", "files", "dirs", "bench"}
+OPTIONAL = {"depends", "patches", "sources", "binary", "args", "ports", "files", "dirs", "bench"}
 BENCH_KEYS = ("client", "tests", "port")
 # Each client's tests; None: whatever the client itself accepts.
 BENCH_CLIENTS = {
@@ -69,6 +71,7 @@ class Recipe:
     steps: tuple
     depends: tuple = ()
     patches: tuple = ()                    # under apps/
+    sources: tuple = ()                    # under apps/
     binary: str | None = None              # None: a library, only installed
     args: tuple = ()
     ports: tuple = ()
@@ -108,14 +111,16 @@ def parse(name: str, text: str) -> Recipe:
     for guest in [*data.get("files", {}), *data.get("dirs", [])]:
         if not guest.startswith("/"):
             raise UklError(f"{where}: guest path {guest!r} is not absolute")
-    for patch in data.get("patches", []):
-        if not (APPS / patch).is_file():
-            raise UklError(f"{where}: patch {patch!r} is not a file under apps/")
+    for key, what in (("patches", "patch"), ("sources", "source file")):
+        for file in data.get(key, []):
+            if not (APPS / file).is_file():
+                raise UklError(f"{where}: {what} {file!r} is not a file under apps/")
     bench = _bench(where, data, text) if "bench" in data else None
     return Recipe(name=name, description=data["description"], source=data["source"],
                   steps=tuple(tuple(s) for s in data["steps"]),
                   depends=tuple(data.get("depends", [])),
-                  patches=tuple(data.get("patches", [])), binary=data.get("binary"),
+                  patches=tuple(data.get("patches", [])),
+                  sources=tuple(data.get("sources", [])), binary=data.get("binary"),
                   args=tuple(data.get("args", [])), ports=tuple(ports),
                   files=dict(data.get("files", {})), dirs=tuple(data.get("dirs", [])),
                   bench=bench)
@@ -196,7 +201,10 @@ def _key(recipe: Recipe, config: Config, deps: dict[str, Path]) -> str:
                         [(APPS / p).read_text() for p in recipe.patches],
                         [(d, steps.recorded(p)) for d, p in deps.items()],
                         [libc.key(libc.of_kind(config, k)) for k in libc.KINDS],
-                        [p.read_text() for p in UKL_CC_SOURCES])
+                        [p.read_text() for p in UKL_CC_SOURCES],
+                        # only if any: the other recipes' keys stay as they were
+                        *([[(APPS / p).read_text() for p in recipe.sources]]
+                          if recipe.sources else []))
 
 
 def _run_steps(recipe: Recipe, config: Config, dest: Path, deps: dict[str, Path]):
@@ -207,6 +215,8 @@ def _run_steps(recipe: Recipe, config: Config, dest: Path, deps: dict[str, Path]
     for patch in recipe.patches:
         run(["patch", "-p1", "--forward", "-i", APPS / patch],
             f"{recipe.name}: apply {patch}", f"app-{recipe.name}-{kind}-patch", cwd=src)
+    for source in recipe.sources:
+        shutil.copyfile(APPS / source, src / Path(source).name)
     values = {"cc": _compiler(dest, config), "jobs": (os.cpu_count() or 1) + 1,
               "prefix": dest / "prefix", **deps}
     for i, step in enumerate(recipe.steps, 1):

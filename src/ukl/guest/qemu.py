@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import console, net
+from . import console, daemons, net
 from .spec import GuestSpec
 from ..build import steps
 from ..errors import UklError
@@ -49,9 +49,13 @@ class Machine:
     def argv(self) -> list[str]:
         spec = self.spec
         accel = "kvm" if self.accel == "kvm" else ("tcg,thread=single" if spec.icount else "tcg")
-        argv = ["qemu-system-x86_64", "-machine", "pc", "-accel", accel, "-cpu", spec.cpu,
-                "-m", f"{spec.memory_mb}M", "-smp", str(spec.smp), "-nodefaults",
-                "-no-user-config", "-display", "none", "-no-reboot",
+        machine, memory = "pc", []
+        if spec.shared_memory:      # a vhost-user daemon maps the guest's RAM
+            machine += ",memory-backend=ram"
+            memory = ["-object", f"memory-backend-memfd,id=ram,size={spec.memory_mb}M,share=on"]
+        argv = ["qemu-system-x86_64", "-machine", machine, *memory, "-accel", accel,
+                "-cpu", spec.cpu, "-m", f"{spec.memory_mb}M", "-smp", str(spec.smp),
+                "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
                 "-kernel", str(spec.kernel), "-initrd", str(self.initrd),
                 "-append", self.cmdline(),
                 "-monitor", f"unix:{self.workdir / MONITOR},server=on,wait=off"]
@@ -228,7 +232,7 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
              _Pump(m.serial(console.CONSOLE), _Notices())]
     stopped = timed_out = False
     try:
-        with open(m.workdir / "qemu.log", "wb") as qlog:
+        with daemons.running(m.spec.daemons), open(m.workdir / "qemu.log", "wb") as qlog:
             # With signals delivered to the program, QEMU gets a process group
             # of its own: a terminal's Ctrl-C reaches `ukl run`, not QEMU.
             # QEMU dies with this process, even when it is SIGKILLed.

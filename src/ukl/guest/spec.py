@@ -37,6 +37,8 @@ class GuestSpec:
     # The machine.
     kernel_args: list[str] = field(default_factory=list)
     devices: list[str] = field(default_factory=list)    # QEMU arguments
+    daemons: list = field(default_factory=list)    # daemons.Daemon: host processes QEMU uses
+    shared_memory: bool = False    # guest RAM in a shared memfd (for vhost-user daemons)
     ports: list = field(default_factory=list)           # (host, guest) TCP ports published
     smp: int = 1
     memory_mb: int = 512

@@ -1,7 +1,7 @@
 """Host files and directories given to the guest (-v HOSTPATH:GUESTPATH[:MODE]):
-a directory is mounted live over virtio-9p, read-write (as Docker does) or
-read-only; a file is copied into the initramfs.  And what the guest leaves in
-/out, brought back (--out HOSTDIR)."""
+a directory is mounted live (virtiofs or 9p, features/volumes.py says which),
+read-write (as Docker does) or read-only; a file is copied into the initramfs.
+And what the guest leaves in /out, brought back (--out HOSTDIR)."""
 import tarfile
 import tempfile
 from dataclasses import dataclass
@@ -25,7 +25,7 @@ class Volume:
 
 def parse_volume(spec: str) -> Volume:
     """'HOSTPATH:GUESTPATH[:rw|:ro]' -> a Volume.  A directory without a mode
-    is mounted read-write; a file can only be copied in (9p shares directories)."""
+    is mounted read-write; a file can only be copied in (both share directories)."""
     host, sep, guest = spec.rpartition(":")
     mode = None
     if sep and not guest.startswith("/") and ":" in host:
@@ -49,7 +49,7 @@ def parse_volume(spec: str) -> Volume:
 
 
 def mounted(vols: list[Volume]) -> list[tuple[str, Volume]]:
-    """The volumes mounted live, each with the 9p tag QEMU and the guest's init share."""
+    """The volumes mounted live, each with the tag by which QEMU and the guest's init share it."""
     return [(f"uklvol{i}", v) for i, v in enumerate(v for v in vols if v.mounted)]
 
 
