@@ -17,6 +17,11 @@ __ukl_syscall:
 ukl_tcp_send:
 	jmp	send
 	.size	ukl_tcp_send, . - ukl_tcp_send
+	.globl	ukl_tcp_sendmsg
+	.type	ukl_tcp_sendmsg, @function
+ukl_tcp_sendmsg:
+	jmp	sendmsg
+	.size	ukl_tcp_sendmsg, . - ukl_tcp_sendmsg
 	.globl	ukl_tcp_recv
 	.type	ukl_tcp_recv, @function
 ukl_tcp_recv:
