@@ -42,6 +42,15 @@ def test_nt_and_df_flags_survive_system_calls(runs, config):
         "1001 system calls with NT set succeeded; NT still set after 1001"]
 
 
+@pytest.mark.parametrize("config", ["ukl", "ukl-byp", "ukl-ret-byp"])
+def test_sse_registers_survive_a_call_that_slept(runs, config):
+    """On one CPU the child fills xmm7 while the parent sleeps in read(); the
+    bypass loads the parent's registers back without the full exit.  Without
+    that load, xmm7 was kept across 1 of the 20 reads."""
+    assert runs("fpusleep", config).stdout == (
+        "20 reads slept while another process used xmm7; xmm7 kept across 20\n")
+
+
 def test_an_ordinary_fault_is_not_a_kernel_failure(runs):
     for config in ("ukl", "baseline"):
         run = runs("gpfault", config)
