@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -164,6 +165,28 @@ static void op_tcp_shortcut(long size, long n)
 	while (n--)
 		if (ukl_tcp_send(tcp[0], buf, 1, 0) != 1 || ukl_tcp_recv(tcp[1], buf, 1, 0) != 1)
 			die("tcp_shortcut");
+}
+
+/* One byte each way, sent with a one-iovec sendmsg(), as memcached replies */
+static void op_tcp_sendmsg(long size, long n)
+{
+	struct iovec iov = { buf, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	while (n--)
+		if (sendmsg(tcp[0], &m, 0) != 1 || read(tcp[1], buf, 1) != 1)
+			die("tcp_sendmsg");
+}
+
+/* The same with the UKL shortcuts (sendmsg() and recv() on Linux). */
+static void op_tcp_sendmsg_shortcut(long size, long n)
+{
+	struct iovec iov = { buf, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	while (n--)
+		if (ukl_tcp_sendmsg(tcp[0], &m, 0) != 1 || ukl_tcp_recv(tcp[1], buf, 1, 0) != 1)
+			die("tcp_sendmsg_shortcut");
 }
 
 static void loopback_pair(int type, int *pair)
@@ -373,7 +396,7 @@ static void op_fio(long write_op, long n)
 
 static const char *const ops[] = {
 	"getppid", "clock_gettime", "read", "write", "udp", "tcp", "tcp_write", "tcp_shortcut",
-	"page_fault",
+	"tcp_sendmsg", "tcp_sendmsg_shortcut", "page_fault",
 	"mmap_munmap", "thread_create", "fork", "poll", "select", "epoll",
 	"context_switch", "fio_randread", "fio_randwrite", NULL
 };
@@ -396,6 +419,10 @@ static void run(const char *op)
 		measure(op, 1, op_tcp_write, 1, 500, 15);
 	else if (!strcmp(op, "tcp_shortcut"))
 		measure(op, 1, op_tcp_shortcut, 1, 500, 15);
+	else if (!strcmp(op, "tcp_sendmsg"))
+		measure(op, 1, op_tcp_sendmsg, 1, 500, 15);
+	else if (!strcmp(op, "tcp_sendmsg_shortcut"))
+		measure(op, 1, op_tcp_sendmsg_shortcut, 1, 500, 15);
 	else if (!strcmp(op, "page_fault"))
 		for (long pages = 1; pages <= 10; pages++)
 			measure(op, pages, op_page_fault, pages, 50, 15);
