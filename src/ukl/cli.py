@@ -62,6 +62,13 @@ def _kernel_arg(text: str) -> list[str]:
     return [text]
 
 
+def _env(text: str) -> tuple[str, str]:
+    try:
+        return features.environment.parse(text)
+    except UklError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _kernel_args(text: str) -> list[str]:
     try:
         return features.append.words(text)
@@ -139,6 +146,10 @@ def _parser() -> Parser:
                         "'lockdown=integrity isolcpus=1' (repeatable)")
     r.add_argument("--user", "-u", metavar="USER[:GROUP]",
                    help="run the program as USER (a name or a number, as Docker takes it)")
+    r.add_argument("-e", "--env", dest="env", action="append", default=[],
+                   type=_env, metavar="NAME=VALUE",
+                   help="set a variable for the program (and its recipe's setup), as "
+                        "docker run -e does (repeatable)")
     r.add_argument("--kernel-arg", dest="kernel_args", action="extend",
                    type=_kernel_arg, metavar="ARG",
                    help="add one word ARG to the guest kernel's command line, e.g. "
@@ -255,7 +266,8 @@ def _run(args, prog_args):
                        volumes=[volumes.parse_volume(v) for v in args.volumes], out=args.out,
                        ftrace=tuple(f for f in args.ftrace.split(",") if f), core=args.core,
                        gdb_port=args.gdb_port if args.gdb else None, strace=args.strace,
-                       perf=args.perf, kernel_args=args.kernel_args, user=args.user)
+                       perf=args.perf, kernel_args=args.kernel_args, user=args.user,
+                       env=tuple(args.env))
     config = _config(args)
     api.validate(opts, config, bind=not args.dry_run)     # before a long build
     built = api.build(args.program, config)
