@@ -36,6 +36,8 @@ Keys:
                warms the server up, and is the one `ukl profile` measures
     port       the guest port the client connects to (default: the
                recipe's only port)
+    env        variables the server is given for the client (as `ukl run
+               -e`), e.g. to let it connect without a password
 """
 import os
 import re
@@ -59,7 +61,7 @@ REQUIRED = {"description", "source", "steps"}
 OPTIONAL = {"depends", "patches", "sources", "binary", "args", "ports", "files", "dirs", "run",
             "bench"}
 RUN_KEYS = ("user", "env", "setup", "stop_signal")
-BENCH_KEYS = ("client", "tests", "port")
+BENCH_KEYS = ("client", "tests", "port", "env")
 # Tables at the end of a recipe, in this order, that its build's key leaves out.
 RUN_TABLES = ("run", "bench")
 # Each client's tests; None: whatever the client itself accepts.
@@ -67,6 +69,7 @@ BENCH_CLIENTS = {
     "redis-benchmark": None,           # Redis's own benchmark tool: its -t names
     "memcached": ("get", "set"),       # the memcached text protocol
     "http": ("get",),                  # HTTP/1.1 GETs of /
+    "pgbench": ("select-only", "tpcb-like"),   # pgbench's built-in scripts
 }
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")        # a variable name in env
 SIGNALS = {s.name.removeprefix("SIG") for s in signal.Signals}
@@ -80,6 +83,7 @@ class Bench:
     client: str
     tests: tuple
     port: int
+    env: tuple = ()                 # (name, value) pairs
 
 
 @dataclass(frozen=True)
@@ -213,7 +217,11 @@ def _bench(where: str, data: dict) -> Bench:
     if not isinstance(port, int) or isinstance(port, bool) or port not in ports:
         raise UklError(f"{where}: port must be one of the recipe's ports "
                        f"({', '.join(map(str, ports)) or 'it has none'})")
-    return Bench(client, tuple(tests), port)
+    env = table.get("env", {})
+    if not (isinstance(env, dict) and all(isinstance(v, str) and NAME.fullmatch(k)
+                                          for k, v in env.items())):
+        raise UklError(f"{where}: env must map variable names to strings")
+    return Bench(client, tuple(tests), port, tuple(env.items()))
 
 
 def build_text(text: str) -> str:
