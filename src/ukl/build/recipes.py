@@ -169,10 +169,11 @@ def _check_last(where: str, data: dict, text: str):
                                                    if k not in RUN_TABLES}
     except tomllib.TOMLDecodeError:
         last = False
-    if present and not (last and all(isinstance(data[t], dict) for t in present)):
-        raise UklError(f"{where}: [{present[-1]}] must be a table, the last one in the file"
-                       if present[-1] == "bench" or len(present) == 1 else
-                       f"{where}: [run] and [bench] must be tables, the last ones in the file")
+    for table in present:
+        if not (last and isinstance(data[table], dict)):
+            raise UklError(f"{where}: [{table}] must be a table, the last one in the file"
+                           if len(present) == 1 else
+                           f"{where}: [run] and [bench] must be tables, the last ones in the file")
 
 
 def _run(where: str, table: dict) -> Run:
