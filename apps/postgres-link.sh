@@ -1,7 +1,8 @@
 #!/bin/sh
 # postgres-link.sh CC JOBS NAME=DIR...: link loadable modules into the server,
 # where postgres-linked-libraries.patch finds them by name.  Each module's
-# shared library is made one relocatable object instead, its _PG_init and
+# shared library (DIR/NAME.so, or DIR/NAME.o for one of a directory's
+# single-file modules) is made one relocatable object instead, its _PG_init and
 # Pg_magic_func renamed as its own (every module defines both), and a table
 # of its exported functions generated; then the server is linked with them.
 set -eu
@@ -22,10 +23,15 @@ symbols() {         # the global functions an object defines
 objects=
 for module; do
   name=${module%%=*} dir=${module#*=}
-  make -j"$jobs" -C "$dir" all LINK.shared='gcc -r -nostdlib' LDFLAGS_SL=
+  case $dir in
+    *.o) make -C "${dir%/*}" "${dir##*/}"
+         lib=$dir ;;
+    *)   make -j"$jobs" -C "$dir" "$name.so" LINK.shared='gcc -r -nostdlib' LDFLAGS_SL=
+         lib=$dir/$name.so ;;
+  esac
   obj=$out/$name.o
   objcopy --redefine-sym "_PG_init=${name}__PG_init" \
-    --redefine-sym "Pg_magic_func=${name}_Pg_magic_func" "$dir/$name.so" "$obj"
+    --redefine-sym "Pg_magic_func=${name}_Pg_magic_func" "$lib" "$obj"
   objects="$objects $obj"
   symbols "$obj" | awk '{ print "extern void " $1 "(void);" }' >>"$table"
   echo "static const LinkedSymbol ${name}_symbols[] = {" >>"$table"

@@ -10,7 +10,7 @@ from . import api, configs, oci
 from .build import bisect, fetch, kernel, series
 from .errors import UklError
 from .guest import console, features, net, qemu, volumes
-from .measure import bench, fuzz, perf_report, profile, selftests, serverbench, soak
+from .measure import bench, fuzz, perf_report, pgregress, profile, selftests, serverbench, soak
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
 CONFIG_HELP = f"configuration (default ukl): {', '.join(configs.CONFIGS)}"
@@ -220,6 +220,10 @@ def _parser() -> Parser:
     sk.add_argument("--trinity", action="store_true",
                     help="Debian's trinity fuzzes the kernel beside Redis, as nobody")
 
+    pr = sub.add_parser("pg-regress", help="PostgreSQL's regression suite (the core schedule) "
+                        "from the host against the postgres recipe, beside Linux")
+    pr.add_argument("--configs", default="", help="comma-separated (default: ukl)")
+
     pt = sub.add_parser("patches", help="edit a patch series as a git tree")
     pt.add_argument("action", choices=["edit", "export", "reset", "check"])
     pt.add_argument("component", choices=sorted(series.COMPONENTS))
@@ -345,9 +349,11 @@ def main(argv=None):
             _run(args, prog_args)
         elif args.command == "oci":
             print(oci.build(args.program, _config(args), args.dest, prog_args, args.user))
-        elif args.command in ("bench", "profile", "selftests", "fuzz", "soak"):
+        elif args.command in ("bench", "profile", "selftests", "fuzz", "soak", "pg-regress"):
             split = lambda v: [x for x in v.split(",") if x]
-            if args.command == "soak":
+            if args.command == "pg-regress":
+                dest = pgregress.main(split(args.configs))
+            elif args.command == "soak":
                 configs.get(args.config)
                 dest = soak.main(args.minutes, args.config, args.clients, args.trinity)
             elif args.command == "fuzz":
