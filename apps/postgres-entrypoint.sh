@@ -7,7 +7,7 @@
 # process that is no longer root cannot start a UKL program.
 (
   bin=/usr/lib/postgresql/15/bin
-  as_postgres() { su -s /bin/sh postgres -c 'exec "$0" "$@"' "$@"; }
+  as_postgres() { su -s /bin/sh -c 'exec "$0" "$@"' -- postgres "$@"; }
   mkdir -p "$PGDATA" /var/run/postgresql
   chown postgres:postgres "$PGDATA" /var/run/postgresql
   chmod 700 "$PGDATA"
