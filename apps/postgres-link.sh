@@ -50,5 +50,7 @@ done
 echo '  { NULL, NULL }' >>"$table"
 echo '};' >>"$table"
 "$cc" -O2 -c "$table" -o "$out/linked_libraries.o"
+# zic first: the backend's make builds it too, and must not link it with these.
+make -j"$jobs" -C src/timezone
 rm -f src/backend/postgres
 make -j"$jobs" -C src/backend all LDFLAGS_EX="$out/linked_libraries.o$objects"
