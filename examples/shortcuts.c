@@ -1,7 +1,9 @@
 /*
- * ukl_tcp_send() and ukl_tcp_recv() against send() and recv(), on the same
- * inputs: each case runs both ways and prints the two results, which must be
- * the same.  Built for Linux (--baseline), the shortcuts are the system calls.
+ * ukl_tcp_send(), ukl_tcp_sendmsg() and ukl_tcp_recv() against send(),
+ * sendmsg() and recv(), on the same inputs: each case runs both ways and
+ * prints the two results, which must be the same.  The send cases run again
+ * with a one-iovec sendmsg().  Built for Linux (--baseline), the shortcuts
+ * are the system calls.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <ukl/shortcut.h>
@@ -62,6 +65,7 @@ static const char *result(long r)
 		{ EFAULT, "EFAULT" }, { EINTR, "EINTR" }, { ENOTCONN, "ENOTCONN" },
 		{ ENOTSOCK, "ENOTSOCK" }, { EDESTADDRREQ, "EDESTADDRREQ" },
 		{ ECONNRESET, "ECONNRESET" }, { EPERM, "EPERM" }, { ENOSYS, "ENOSYS" },
+		{ EINVAL, "EINVAL" }, { EMSGSIZE, "EMSGSIZE" },
 	};
 	static char buf[2][32];
 	static int which;
@@ -102,6 +106,29 @@ static long sc_recv(int fd, void *buf, size_t len, int flags)
 	return sample(ukl_tcp_recv(fd, buf, len, flags));
 }
 
+/* send() as a sendmsg() of one iovec */
+static struct msghdr one_iovec(struct iovec *iov, void *buf, size_t len)
+{
+	*iov = (struct iovec){ .iov_base = buf, .iov_len = len };
+	return (struct msghdr){ .msg_iov = iov, .msg_iovlen = 1 };
+}
+
+static long sc_sendmsg1(int fd, void *buf, size_t len, int flags)
+{
+	struct iovec iov;
+	struct msghdr m = one_iovec(&iov, buf, len);
+
+	return sample(ukl_tcp_sendmsg(fd, &m, flags));
+}
+
+static long do_sendmsg1(int fd, void *buf, size_t len, int flags)
+{
+	struct iovec iov;
+	struct msghdr m = one_iovec(&iov, buf, len);
+
+	return sample(sendmsg(fd, &m, flags));
+}
+
 /* One case, run with the shortcut, then with the system call. */
 static void both(const char *what, long (*run)(io_fn send_fn, io_fn recv_fn))
 {
@@ -109,6 +136,38 @@ static void both(const char *what, long (*run)(io_fn send_fn, io_fn recv_fn))
 
 	snprintf(a, sizeof(a), "%s", result(run(sc_send, sc_recv)));
 	snprintf(b, sizeof(b), "%s", result(run(do_send, do_recv)));
+	report(what, a, b);
+}
+
+/* A send case again, sending with sendmsg(). */
+static void both_sendmsg(const char *what, long (*run)(io_fn send_fn, io_fn recv_fn))
+{
+	char a[64], b[64];
+
+	snprintf(a, sizeof(a), "%s", result(run(sc_sendmsg1, sc_recv)));
+	snprintf(b, sizeof(b), "%s", result(run(do_sendmsg1, do_recv)));
+	report(what, a, b);
+}
+
+typedef long (*msg_fn)(int fd, const struct msghdr *msg, int flags);
+
+static long sc_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	return sample(ukl_tcp_sendmsg(fd, msg, flags));
+}
+
+static long do_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	return sample(sendmsg(fd, msg, flags));
+}
+
+/* A sendmsg() case, with the shortcut, then with the system call. */
+static void both_msg(const char *what, long (*run)(msg_fn send_fn))
+{
+	char a[64], b[64];
+
+	snprintf(a, sizeof(a), "%s", result(run(sc_sendmsg)));
+	snprintf(b, sizeof(b), "%s", result(run(do_sendmsg)));
 	report(what, a, b);
 }
 
@@ -299,13 +358,13 @@ static long interrupted_recv(io_fn r, int restart)
 	return n;
 }
 
-static int forbid_sendto(void)
+static int forbid(long nr)
 {
 	struct sock_filter insns[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 3),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sendto, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -315,9 +374,9 @@ static int forbid_sendto(void)
 	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
-/* A filter on sendto() applies to the shortcut: a task with a filter sends
- * with the system call. */
-static long seccomp_filter(io_fn s, io_fn r)
+/* A filter on the system call applies to the shortcut: a task with a
+ * filter sends with the system call. */
+static long seccomp_filter_on(io_fn s, long nr)
 {
 	int fds[2], status;
 	pid_t pid;
@@ -325,7 +384,7 @@ static long seccomp_filter(io_fn s, io_fn r)
 	tcp_pair(fds);
 	pid = fork();
 	if (pid == 0) {
-		long n = forbid_sendto() ? -ENOSYS : s(fds[0], "x", 1, 0);
+		long n = forbid(nr) ? -ENOSYS : s(fds[0], "x", 1, 0);
 
 		_exit(n == -EPERM ? 1 : n == 1 ? 2 : 3);
 	}
@@ -434,6 +493,101 @@ static long registers_kept(io_fn s, io_fn r)
 	return n;
 }
 
+static long seccomp_sendto(io_fn s, io_fn r) { return seccomp_filter_on(s, SYS_sendto); }
+static long seccomp_sendmsg(io_fn s, io_fn r) { return seccomp_filter_on(s, SYS_sendmsg); }
+
+/* sendmsg() of MSG through a fresh pair; what the peer got, or the error */
+static long sendmsg_case(msg_fn s, const struct msghdr *msg, int flags, const char *expect)
+{
+	int fds[2];
+	char buf[32] = "";
+	long n, got = 0;
+
+	tcp_pair(fds);
+	n = s(fds[0], msg, flags);
+	if (n > 0)
+		got = recv(fds[1], buf, sizeof(buf), MSG_DONTWAIT);
+	close(fds[0]);
+	close(fds[1]);
+	return n > 0 && (got != n || memcmp(buf, expect, n)) ? -2 : n;
+}
+
+static long gather(msg_fn s)
+{
+	struct iovec iov[3] = { { "he", 2 }, { "", 0 }, { "llo", 3 } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 3 };
+
+	return sendmsg_case(s, &m, 0, "hello");
+}
+
+static long bad_iovec(msg_fn s)
+{
+	struct msghdr m = { .msg_iov = (void *)8, .msg_iovlen = 1 };
+
+	return sendmsg_case(s, &m, 0, "");
+}
+
+static long bad_iov_base(msg_fn s)
+{
+	struct iovec iov = { (void *)8, 4 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	return sendmsg_case(s, &m, 0, "");
+}
+
+static long too_many_iovecs(msg_fn s)
+{
+	static struct iovec iov[1025];
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 1025 };
+
+	return sendmsg_case(s, &m, 0, "");
+}
+
+static long negative_length(msg_fn s)
+{
+	struct iovec iov = { "x", (size_t)-1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	return sendmsg_case(s, &m, 0, "");
+}
+
+static long compat_flag(msg_fn s)
+{
+	struct iovec iov = { "x", 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	/* MSG_CMSG_COMPAT, kernel-only: EINVAL, or ignored by a kernel without
+	 * CONFIG_COMPAT (the guest's) */
+	return sendmsg_case(s, &m, 0x80000000, "x");
+}
+
+/* An address on a connected TCP socket: TCP ignores it. */
+static long with_address(msg_fn s)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct iovec iov = { "addr", 4 };
+	struct msghdr m = { .msg_name = &to, .msg_namelen = sizeof(to),
+			    .msg_iov = &iov, .msg_iovlen = 1 };
+
+	return sendmsg_case(s, &m, 0, "addr");
+}
+
+/* Control data (a descriptor) on a TCP socket, which does not take it. */
+static long with_control(msg_fn s)
+{
+	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } ctl = { 0 };
+	struct iovec iov = { "ctl", 3 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+
+	ctl.h.cmsg_level = SOL_SOCKET;
+	ctl.h.cmsg_type = SCM_RIGHTS;
+	ctl.h.cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(&ctl.h), &(int){ 0 }, sizeof(int));
+	return sendmsg_case(s, &m, 0, "ctl");
+}
+
 static long eintr(io_fn s, io_fn r) { return interrupted_recv(r, 0); }
 static long restarted(io_fn s, io_fn r) { return interrupted_recv(r, 1); }
 
@@ -455,9 +609,26 @@ int main(void)
 	both("send on a pipe", pipe_fd);
 	both("recv interrupted, no SA_RESTART", eintr);
 	both("recv interrupted, SA_RESTART", restarted);
-	both("send under a seccomp filter on sendto", seccomp_filter);
+	both("send under a seccomp filter on sendto", seccomp_sendto);
 	both("recv of 2 GiB, nothing there, interrupted", huge_recv);
 	both("/proc/PID/syscall while blocked in recv", blocked_recv_syscall);
 	both("r9 after a raw send with r9 = 5", registers_kept);
+	both_sendmsg("sendmsg: send and recv 5 bytes", round_trip);
+	both_sendmsg("sendmsg: on O_NONBLOCK until full", send_until_full);
+	both_sendmsg("sendmsg: after the peer closed", epipe_sigpipe);
+	both_sendmsg("sendmsg: MSG_NOSIGNAL after the peer closed", epipe_nosignal);
+	both_sendmsg("sendmsg: on a closed fd", closed_fd);
+	both_sendmsg("sendmsg: from a bad buffer on fd -1", bad_buffer_and_fd);
+	both_sendmsg("sendmsg: on an unconnected UDP socket", udp_socket);
+	both_sendmsg("sendmsg: on a pipe", pipe_fd);
+	both_sendmsg("sendmsg: under a seccomp filter on sendmsg", seccomp_sendmsg);
+	both_msg("sendmsg: three iovecs, one empty", gather);
+	both_msg("sendmsg: a bad iovec array", bad_iovec);
+	both_msg("sendmsg: a bad buffer in the iovec", bad_iov_base);
+	both_msg("sendmsg: 1025 iovecs", too_many_iovecs);
+	both_msg("sendmsg: an iovec of length -1", negative_length);
+	both_msg("sendmsg: MSG_CMSG_COMPAT", compat_flag);
+	both_msg("sendmsg: an address, connected TCP", with_address);
+	both_msg("sendmsg: SCM_RIGHTS on TCP", with_control);
 	return 0;
 }

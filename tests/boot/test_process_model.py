@@ -31,9 +31,15 @@ def test_process_shared_mutex_with_musl_locks_contended(runs, smp):
     assert runs("sharedmutex", smp=smp).stdout == "shared mutex: counter 20000 (expected 20000)\n"
 
 
-def test_nt_flag_survives_system_calls(runs):
-    assert runs("ntflag").stdout.splitlines()[-1] == (
-        "1001 system calls with NT set succeeded; NT still set after 1001")
+@pytest.mark.parametrize("config", ["ukl", "ukl-byp"])
+def test_nt_and_df_flags_survive_system_calls(runs, config):
+    """The kernel runs with neither (a write's copy would run backwards
+    with DF) and the program gets both back, as SYSCALL and SYSRET do."""
+    line = "write with DF set: the kernel must copy this line forwards, or what it prints comes out garbled"
+    assert runs("ntflag", config).stdout.splitlines()[-4:] == [
+        "write with NT set", line,
+        f"write with DF set returned {len(line) + 1}; DF still set after it",
+        "1001 system calls with NT set succeeded; NT still set after 1001"]
 
 
 def test_an_ordinary_fault_is_not_a_kernel_failure(runs):

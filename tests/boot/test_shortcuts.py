@@ -1,8 +1,9 @@
-"""UKL shortcuts (CONFIG_UKL_SHORTCUTS): ukl_tcp_send() and ukl_tcp_recv() give
-what send() and recv() give, on the same inputs, error cases included."""
+"""UKL shortcuts (CONFIG_UKL_SHORTCUTS): ukl_tcp_send(), ukl_tcp_sendmsg() and
+ukl_tcp_recv() give what send(), sendmsg() and recv() give, on the same inputs,
+error cases included."""
 import pytest
 
-CASES = 18
+CASES = 35
 
 
 @pytest.mark.parametrize("config", ["ukl", "ukl-byp", "ukl-ret-byp"])
