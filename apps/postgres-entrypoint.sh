@@ -8,7 +8,9 @@
 (
   bin=/usr/lib/postgresql/15/bin
   as_postgres() { su -s /bin/sh -c 'exec "$0" "$@"' -- postgres "$@"; }
-  mkdir -p "$PGDATA" /var/run/postgresql
+  # The server checks that its library directory exists; the linked-in
+  # modules need nothing in it.
+  mkdir -p "$PGDATA" /var/run/postgresql /usr/lib/postgresql/15/lib
   chown postgres:postgres "$PGDATA" /var/run/postgresql
   chmod 700 "$PGDATA"
   chmod 3777 /var/run/postgresql
