@@ -9,25 +9,32 @@ and LOAD.  Under UKL and on Linux."""
 import os
 import signal
 import subprocess
+import time
 
 import pytest
 
 from ukl.guest import net
-from uklcli import Run, assert_one_line_error, ukl
+from uklcli import START_TIMEOUT, Run, assert_one_line_error, ukl
 
 CONFIGS = ["ukl", "baseline"]
 PGDATA = "/var/lib/postgresql/data"
 ROWS = 200
 
 
-def start(config, *args, data=None, env=()) -> tuple[Run, int]:
-    """`ukl run postgres`, as `docker run postgres` is typed; its host port."""
+def start(config, *args, data=None, env=()) -> tuple[Run, int, str]:
+    """`ukl run postgres`, as `docker run postgres` is typed: the run, its host
+    port, and the server's log until it was ready."""
     port = net.free_port()
     volume = ["-v", f"{data}:{PGDATA}"] if data else []
     run = Run("postgres", "--config", config, "-p", f"{port}:5432", *volume,
               *(w for kv in env for w in ("-e", kv)), *(["--", *args] if args else []))
-    run.wait_for(run.proc.stderr, "ukl: postgres is ready")
-    return run, port
+    deadline, log = time.monotonic() + START_TIMEOUT, []
+    for line in run.proc.stderr:
+        log.append(line)
+        if "ukl: postgres is ready" in line:
+            return run, port, "".join(log)
+        assert time.monotonic() < deadline, "".join(log)
+    raise AssertionError("".join(log))
 
 
 def psql(port, sql, user="postgres", db="postgres", password="secret") -> str:
@@ -43,7 +50,7 @@ def psql(port, sql, user="postgres", db="postgres", password="secret") -> str:
 def test_a_volume_is_initialised_once_and_keeps_every_commit(tmp_path, config):
     alice = {"user": "alice", "db": "shop"}
     # 1. The first start initialises the cluster, as the image does.
-    run, port = start(config, data=tmp_path, env=["POSTGRES_PASSWORD=secret",
+    run, port, _ = start(config, data=tmp_path, env=["POSTGRES_PASSWORD=secret",
                                                   "POSTGRES_USER=alice", "POSTGRES_DB=shop"])
     with run:
         assert psql(port, "select current_user, current_database()", **alice) == "alice|shop"
@@ -58,7 +65,7 @@ def test_a_volume_is_initialised_once_and_keeps_every_commit(tmp_path, config):
     assert (tmp_path / "PG_VERSION").stat().st_uid == 999
 
     # 2. The next start finds it shut down cleanly, and needs no password to.
-    run, port = start(config, data=tmp_path)
+    run, port, log = start(config, data=tmp_path)
     with run:
         assert psql(port, "select count(*) from t", **alice) == "100"
         for n in range(101, ROWS + 1):          # each its own commit
@@ -66,24 +73,24 @@ def test_a_volume_is_initialised_once_and_keeps_every_commit(tmp_path, config):
         run.kill_qemu()
         code, _, err = run.finish()
     assert code != 0
-    assert "database system was shut down at" in err, err
-    assert "not properly shut down" not in err
+    assert "database system was shut down at" in log, log
+    assert "not properly shut down" not in log
 
     # 3. After the kill, recovery from the WAL finds every commit.
-    run, port = start(config, data=tmp_path)
+    run, port, log = start(config, data=tmp_path)
     with run:
         assert psql(port, "select count(*), sum(n) from t", **alice) == \
             f"{ROWS}|{ROWS * (ROWS + 1) // 2}"
         run.signal(signal.SIGINT)
         code, _, err = run.finish()
     assert code == 0, err
-    assert "not properly shut down; automatic recovery in progress" in err, err
-    assert "redo done" in err
+    assert "not properly shut down; automatic recovery in progress" in log, log
+    assert "redo done" in log
 
 
 @pytest.mark.parametrize("config", CONFIGS)
 def test_the_linked_in_modules_load_without_dlopen(config):
-    run, port = start(config, "-c", "shared_preload_libraries=pg_stat_statements",
+    run, port, _ = start(config, "-c", "shared_preload_libraries=pg_stat_statements",
                       env=["POSTGRES_PASSWORD=secret"])
     with run:
         psql(port, "create function twice(n int) returns int language plpgsql as "
