@@ -31,8 +31,10 @@ def start(config, *args, data=None, env=()) -> tuple[Run, int, str]:
     deadline, log = time.monotonic() + START_TIMEOUT, []
     for line in run.proc.stderr:
         log.append(line)
-        if "ukl: postgres is ready" in line:
-            return run, port, "".join(log)
+        # The port listens before the server accepts connections (a recovery).
+        text = "".join(log)
+        if "ukl: postgres is ready" in text and "ready to accept connections" in text:
+            return run, port, text
         assert time.monotonic() < deadline, "".join(log)
     raise AssertionError("".join(log))
 

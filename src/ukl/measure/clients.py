@@ -82,8 +82,20 @@ PGBENCH_TPS = re.compile(r"^tps = ([0-9.]+) \(without initial connection time\)$
 PGBENCH_LATENCY = re.compile(r"^latency average = ([0-9.]+) ms$", re.M)
 
 
+def pg_wait(port: int, timeout: float = 120):
+    """Until the server accepts connections: its port listens before the
+    startup process (a recovery, say) has finished."""
+    deadline = time.monotonic() + timeout
+    while subprocess.run(["pg_isready", *PGBENCH_SERVER, "-p", str(port)],
+                         capture_output=True).returncode != 0:
+        if time.monotonic() > deadline:
+            raise UklError(f"postgres did not accept connections within {timeout:.0f}s")
+        time.sleep(0.5)
+
+
 def _pgbench_prepare(port: int):
     """pgbench's tables at scale 1 (100,000 accounts), once per boot."""
+    pg_wait(port)
     res = subprocess.run(["pgbench", *PGBENCH_SERVER, "-p", str(port), "-i", "-q", "-s", "1",
                           "postgres"], capture_output=True, text=True, timeout=TIMEOUT)
     if res.returncode != 0:

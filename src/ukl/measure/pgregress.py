@@ -14,6 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from .clients import pg_wait
 from .results import config_names, write
 from .. import api
 from ..build import fetch, steps
@@ -65,7 +66,8 @@ def run_config(regress: Path, config: str) -> dict:
                        env=(("POSTGRES_HOST_AUTH_METHOD", "trust"),),
                        volumes=[Volume(regress, str(regress), "rw")])
     with api.Server(built, opts):
-        res = subprocess.run([str(regress / "pg_regress"), "--use-existing", "--host=127.0.0.1",
+        pg_wait(port)
+        res = subprocess.run([str(regress / "pg_regress"), "--host=127.0.0.1",
                               f"--port={port}", "--user=postgres", f"--bindir={PSQL_DIR}",
                               f"--inputdir={regress}", f"--outputdir={outdir}",
                               f"--dlpath={regress}", f"--schedule={regress / SCHEDULE}",
