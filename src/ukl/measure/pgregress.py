@@ -5,7 +5,7 @@ each configuration and under stock Linux, the same build.
 pg_regress is built for the host from the recipe's pinned source (a stamped
 step).  Its test directory is a volume at the same path in the guest, since
 the tests have the server read and write files by the host's paths (COPY).
-Each boot starts from a fresh cluster that trusts every connection.  A test
+Each boot starts from a fresh cluster, on a volume, that trusts every connection.  A test
 that fails under stock Linux too is not a UKL defect: the table lists them
 apart.
 """
@@ -27,6 +27,7 @@ from ..proc import run
 PIN = "postgresql-15"
 BUILD = OUT / "pg-regress"
 SCHEDULE = "parallel_schedule"
+PGDATA = "/var/lib/postgresql/data"    # on a volume: the suite outgrows the guest's memory
 PSQL_DIR = Path("/usr/lib/postgresql/15/bin")   # the host's psql, from postgresql-client-15
 TIMEOUT = 3600
 RESULT = re.compile(r"^(?:test|    ) +(\S+) +\.\.\. (ok|FAILED|failed \(ignored\))", re.M)
@@ -55,8 +56,10 @@ def parse(output: str) -> dict[str, str]:
 def run_config(regress: Path, config: str) -> dict:
     """One boot: the whole schedule against a fresh cluster."""
     built = api.build("postgres", config)
-    outdir = regress / f"out-{config}"
-    shutil.rmtree(outdir, ignore_errors=True)
+    outdir, data = regress / f"out-{config}", BUILD / f"data-{config}"
+    for d in (outdir, data):
+        shutil.rmtree(d, ignore_errors=True)
+    data.mkdir()
     # The server (postgres, uid 999) writes some of the results itself.
     (outdir / "results").mkdir(parents=True)
     for d in (outdir, outdir / "results"):
@@ -64,7 +67,7 @@ def run_config(regress: Path, config: str) -> dict:
     port = net.free_port()
     opts = api.Options(ports=[(port, 5432)], timeout=TIMEOUT,
                        env=(("POSTGRES_HOST_AUTH_METHOD", "trust"),),
-                       volumes=[Volume(regress, str(regress), "rw")])
+                       volumes=[Volume(regress, str(regress), "rw"), Volume(data, PGDATA, "rw")])
     with api.Server(built, opts):
         pg_wait(port)
         res = subprocess.run([str(regress / "pg_regress"), "--host=127.0.0.1",
