@@ -10,7 +10,7 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommen
 	qemu-system-x86 xz-utils rsync dpkg-dev git perl python3 python3-venv python3-pip \
 	g++ cmake ninja-build \
 	autoconf automake libtool patch redis-tools curl wrk gdb linux-libc-dev tcl \
-	containerd
+	containerd postgresql-client-15
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q -e '.[test,bench]'

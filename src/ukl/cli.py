@@ -10,7 +10,7 @@ from . import api, configs, oci
 from .build import bisect, fetch, kernel, series
 from .errors import UklError
 from .guest import console, features, net, qemu, volumes
-from .measure import bench, fuzz, perf_report, profile, selftests, serverbench, soak
+from .measure import bench, fuzz, perf_report, pgregress, profile, selftests, serverbench, soak
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
 CONFIG_HELP = f"configuration (default ukl): {', '.join(configs.CONFIGS)}"
@@ -60,6 +60,13 @@ def _kernel_arg(text: str) -> list[str]:
     if not text or any(c.isspace() or c in "\"'" for c in text):
         raise argparse.ArgumentTypeError(f"must be one word without quotes, not {text!r}")
     return [text]
+
+
+def _env(text: str) -> tuple[str, str]:
+    try:
+        return features.environment.parse(text)
+    except UklError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _kernel_args(text: str) -> list[str]:
@@ -139,6 +146,10 @@ def _parser() -> Parser:
                         "'lockdown=integrity isolcpus=1' (repeatable)")
     r.add_argument("--user", "-u", metavar="USER[:GROUP]",
                    help="run the program as USER (a name or a number, as Docker takes it)")
+    r.add_argument("-e", "--env", dest="env", action="append", default=[],
+                   type=_env, metavar="NAME=VALUE",
+                   help="set a variable for the program (and its recipe's setup), as "
+                        "docker run -e does (repeatable)")
     r.add_argument("--kernel-arg", dest="kernel_args", action="extend",
                    type=_kernel_arg, metavar="ARG",
                    help="add one word ARG to the guest kernel's command line, e.g. "
@@ -209,6 +220,10 @@ def _parser() -> Parser:
     sk.add_argument("--trinity", action="store_true",
                     help="Debian's trinity fuzzes the kernel beside Redis, as nobody")
 
+    pr = sub.add_parser("pg-regress", help="PostgreSQL's regression suite (the core schedule) "
+                        "from the host against the postgres recipe, beside Linux")
+    pr.add_argument("--configs", default="", help="comma-separated (default: ukl)")
+
     pt = sub.add_parser("patches", help="edit a patch series as a git tree")
     pt.add_argument("action", choices=["edit", "export", "reset", "check"])
     pt.add_argument("component", choices=sorted(series.COMPONENTS))
@@ -255,7 +270,8 @@ def _run(args, prog_args):
                        volumes=[volumes.parse_volume(v) for v in args.volumes], out=args.out,
                        ftrace=tuple(f for f in args.ftrace.split(",") if f), core=args.core,
                        gdb_port=args.gdb_port if args.gdb else None, strace=args.strace,
-                       perf=args.perf, kernel_args=args.kernel_args, user=args.user)
+                       perf=args.perf, kernel_args=args.kernel_args, user=args.user,
+                       env=tuple(args.env))
     config = _config(args)
     api.validate(opts, config, bind=not args.dry_run)     # before a long build
     built = api.build(args.program, config)
@@ -333,9 +349,11 @@ def main(argv=None):
             _run(args, prog_args)
         elif args.command == "oci":
             print(oci.build(args.program, _config(args), args.dest, prog_args, args.user))
-        elif args.command in ("bench", "profile", "selftests", "fuzz", "soak"):
+        elif args.command in ("bench", "profile", "selftests", "fuzz", "soak", "pg-regress"):
             split = lambda v: [x for x in v.split(",") if x]
-            if args.command == "soak":
+            if args.command == "pg-regress":
+                dest = pgregress.main(split(args.configs))
+            elif args.command == "soak":
                 configs.get(args.config)
                 dest = soak.main(args.minutes, args.config, args.clients, args.trinity)
             elif args.command == "fuzz":

@@ -14,7 +14,7 @@ def test_names_and_numbers_resolve_as_docker_resolves_them(spec, ids):
     assert user.resolve(spec) == ids
 
 
-@pytest.mark.parametrize("spec,error", [("postgres", "no user 'postgres'"),
+@pytest.mark.parametrize("spec,error", [("mysql", "no user 'mysql'"),
                                         ("1:wheel", "no group 'wheel'"),
                                         ("4294967295", "up to 4294967294")])
 def test_unknown_names_are_refused_before_anything_is_built(spec, error):

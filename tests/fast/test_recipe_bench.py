@@ -1,5 +1,7 @@
 """A recipe's [bench] table: how `ukl bench` and `ukl profile` drive a server,
 as data.  Its schema, its errors, and that it stays out of the build's key."""
+import subprocess
+
 import pytest
 
 from ukl.build import recipes
@@ -10,13 +12,15 @@ HEAD = 'description = "x"\nsource = "redis"\nsteps = [["make"]]\nports = [6379, 
 
 
 def test_the_servers_are_the_recipes_with_a_bench_table():
-    assert serverbench.servers() == ["memcached", "memcached-shortcut", "nginx", "redis",
-                                     "redis-shortcut"]
+    assert serverbench.servers() == ["memcached", "memcached-shortcut", "nginx", "postgres",
+                                     "redis", "redis-shortcut"]
     assert profile.targets() == ["lebench", *serverbench.servers()]
     assert recipes.load("redis").bench == recipes.Bench("redis-benchmark",
                                                         ("get", "set", "lpush"), 6379)
     assert recipes.load("memcached").bench == recipes.Bench("memcached", ("get", "set"), 11211)
     assert recipes.load("nginx").bench == recipes.Bench("http", ("get",), 80)
+    assert recipes.load("postgres").bench == recipes.Bench(
+        "pgbench", ("select-only", "tpcb-like"), 5432, (("POSTGRES_HOST_AUTH_METHOD", "trust"),))
     assert recipes.load("libevent").bench is None
 
 
@@ -59,6 +63,22 @@ def test_a_malformed_bench_table_is_refused_in_one_line(bench, error):
     with pytest.raises(UklError, match=error) as e:
         recipes.parse("bad", HEAD + bench + "\n")
     assert "\n" not in str(e.value)
+
+
+def test_pgbench_reports_its_rate_and_mean_latency(monkeypatch):
+    out = ("transaction type: <builtin: select only>\nnumber of transactions actually processed:"
+           " 100/100\nlatency average = 1.250 ms\ninitial connection time = 3.1 ms\n"
+           "tps = 800.123456 (without initial connection time)\n")
+    calls = []
+
+    def run(cmd, **kw):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, out, "")
+    monkeypatch.setattr(subprocess, "run", run)
+    got = clients.CLIENTS["pgbench"].send(5433, "select-only", 100, 1)
+    assert got == {"rps": 800.123456, "p50_ms": None, "p99_ms": None, "mean_ms": 1.25}
+    assert calls[0][-6:] == ["-n", "-b", "select-only", "-t", "100", "postgres"]
+    assert "-p" in calls[0] and "5433" in calls[0]
 
 
 def test_a_recipe_without_ports_cannot_be_benched():

@@ -46,6 +46,11 @@ class Program:
     def dirs(self) -> tuple:
         return self.recipe.dirs if self.recipe else ()
 
+    @property
+    def run(self) -> recipes.Run:
+        """How a recipe says it runs (its user, variables, setup script...)."""
+        return self.recipe.run if self.recipe else recipes.Run()
+
 
 def examples() -> list[str]:
     return sorted(p.stem for p in EXAMPLES.iterdir() if p.suffix in SUFFIXES)

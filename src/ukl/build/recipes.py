@@ -17,6 +17,17 @@ Keys:
   ports        TCP ports it listens on in the guest
   files        guest path = path in the built source tree, copied in
   dirs         empty directories the program needs in the guest
+  [run]        a table, after the build's keys: how the program runs, as a
+               Docker image's config says.  The build's key leaves it out.
+               Its keys (all optional):
+    user       the user it runs as unless `ukl run --user` says otherwise
+    env        variables (names and strings) the program and the setup
+               script are given, which `ukl run -e` overrides
+    setup      a shell script under apps/ that /init sources as root
+               before the program starts (its entrypoint: initialise a
+               volume, say); it ends the run with `ukl_fail MESSAGE`
+    stop_signal  the signal a stop (SIGTERM or SIGINT to `ukl run`)
+               sends, as Docker's STOPSIGNAL (default: the one received)
   [bench]      a table, last in the file: how `ukl bench` and `ukl profile`
                drive the program as a server.  The build's key leaves it
                out: editing it rebuilds nothing.  Its keys:
@@ -25,9 +36,13 @@ Keys:
                warms the server up, and is the one `ukl profile` measures
     port       the guest port the client connects to (default: the
                recipe's only port)
+    env        variables the server is given for the client (as `ukl run
+               -e`), e.g. to let it connect without a password
 """
 import os
+import re
 import shutil
+import signal
 import sys
 import tomllib
 from dataclasses import dataclass, field
@@ -43,14 +58,21 @@ from ..proc import run
 UKL_CC_SOURCES = [Path(__file__).with_name("cc.py"), Path(__file__).with_name("ukl_cc.py"),
                   *sorted(Path(__file__).with_name("toolchain").iterdir())]
 REQUIRED = {"description", "source", "steps"}
-OPTIONAL = {"depends", "patches", "sources", "binary", "args", "ports", "files", "dirs", "bench"}
-BENCH_KEYS = ("client", "tests", "port")
+OPTIONAL = {"depends", "patches", "sources", "binary", "args", "ports", "files", "dirs", "run",
+            "bench"}
+RUN_KEYS = ("user", "env", "setup", "stop_signal")
+BENCH_KEYS = ("client", "tests", "port", "env")
+# Tables at the end of a recipe, in this order, that its build's key leaves out.
+RUN_TABLES = ("run", "bench")
 # Each client's tests; None: whatever the client itself accepts.
 BENCH_CLIENTS = {
     "redis-benchmark": None,           # Redis's own benchmark tool: its -t names
     "memcached": ("get", "set"),       # the memcached text protocol
     "http": ("get",),                  # HTTP/1.1 GETs of /
+    "pgbench": ("select-only", "tpcb-like"),   # pgbench's built-in scripts
 }
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")        # a variable name in env
+SIGNALS = {s.name.removeprefix("SIG") for s in signal.Signals}
 BUILD_ROOT = OUT / "apps"
 LOG_TAIL = 15
 
@@ -61,6 +83,16 @@ class Bench:
     client: str
     tests: tuple
     port: int
+    env: tuple = ()                 # (name, value) pairs
+
+
+@dataclass(frozen=True)
+class Run:
+    """How the program runs: [run] in the module's docstring."""
+    user: str | None = None
+    env: tuple = ()                        # (name, value) pairs
+    setup: str | None = None               # under apps/
+    stop_signal: str | None = None         # a signal's name without SIG
 
 
 @dataclass(frozen=True)
@@ -77,6 +109,7 @@ class Recipe:
     ports: tuple = ()
     files: dict = field(default_factory=dict)
     dirs: tuple = ()
+    run: Run = Run()
     bench: Bench | None = None
 
 
@@ -115,7 +148,9 @@ def parse(name: str, text: str) -> Recipe:
         for file in data.get(key, []):
             if not (APPS / file).is_file():
                 raise UklError(f"{where}: {what} {file!r} is not a file under apps/")
-    bench = _bench(where, data, text) if "bench" in data else None
+    _check_last(where, data, text)
+    run = _run(where, data["run"]) if "run" in data else Run()
+    bench = _bench(where, data) if "bench" in data else None
     return Recipe(name=name, description=data["description"], source=data["source"],
                   steps=tuple(tuple(s) for s in data["steps"]),
                   depends=tuple(data.get("depends", [])),
@@ -123,18 +158,47 @@ def parse(name: str, text: str) -> Recipe:
                   sources=tuple(data.get("sources", [])), binary=data.get("binary"),
                   args=tuple(data.get("args", [])), ports=tuple(ports),
                   files=dict(data.get("files", {})), dirs=tuple(data.get("dirs", [])),
-                  bench=bench)
+                  run=run, bench=bench)
 
 
-def _bench(where: str, data: dict, text: str) -> Bench:
-    """The [bench] table, checked against the recipe it is in."""
-    table, where = data["bench"], f"{where}: [bench]"
+def _check_last(where: str, data: dict, text: str):
+    """[run] and [bench] are tables after everything the build's key covers."""
+    present = [t for t in RUN_TABLES if t in data]
     try:
-        last = tomllib.loads(build_text(text)) == {k: v for k, v in data.items() if k != "bench"}
+        last = tomllib.loads(build_text(text)) == {k: v for k, v in data.items()
+                                                   if k not in RUN_TABLES}
     except tomllib.TOMLDecodeError:
         last = False
-    if not (isinstance(table, dict) and last):
-        raise UklError(f"{where} must be a table, the last one in the file")
+    for table in present:
+        if not (last and isinstance(data[table], dict)):
+            raise UklError(f"{where}: [{table}] must be a table, the last one in the file"
+                           if len(present) == 1 else
+                           f"{where}: [run] and [bench] must be tables, the last ones in the file")
+
+
+def _run(where: str, table: dict) -> Run:
+    where = f"{where}: [run]"
+    unknown = sorted(set(table) - set(RUN_KEYS))
+    if unknown:
+        raise UklError(f"{where}: unknown key {unknown[0]!r}; valid: {', '.join(RUN_KEYS)}")
+    user, env = table.get("user"), table.get("env", {})
+    if user is not None and not (isinstance(user, str) and user):
+        raise UklError(f"{where}: user must be a user's name or number")
+    if not (isinstance(env, dict) and all(isinstance(v, str) and NAME.fullmatch(k)
+                                          for k, v in env.items())):
+        raise UklError(f"{where}: env must map variable names to strings")
+    setup = table.get("setup")
+    if setup is not None and not (isinstance(setup, str) and (APPS / setup).is_file()):
+        raise UklError(f"{where}: setup {setup!r} is not a file under apps/")
+    stop = table.get("stop_signal")
+    if stop is not None and stop not in SIGNALS:
+        raise UklError(f"{where}: stop_signal must be a signal's name, e.g. INT or QUIT")
+    return Run(user, tuple(env.items()), setup, stop)
+
+
+def _bench(where: str, data: dict) -> Bench:
+    """The [bench] table, checked against the recipe it is in."""
+    table, where = data["bench"], f"{where}: [bench]"
     unknown = sorted(set(table) - set(BENCH_KEYS))
     if unknown:
         raise UklError(f"{where}: unknown key {unknown[0]!r}; valid: {', '.join(BENCH_KEYS)}")
@@ -154,14 +218,19 @@ def _bench(where: str, data: dict, text: str) -> Bench:
     if not isinstance(port, int) or isinstance(port, bool) or port not in ports:
         raise UklError(f"{where}: port must be one of the recipe's ports "
                        f"({', '.join(map(str, ports)) or 'it has none'})")
-    return Bench(client, tuple(tests), port)
+    env = table.get("env", {})
+    if not (isinstance(env, dict) and all(isinstance(v, str) and NAME.fullmatch(k)
+                                          for k, v in env.items())):
+        raise UklError(f"{where}: env must map variable names to strings")
+    return Bench(client, tuple(tests), port, tuple(env.items()))
 
 
 def build_text(text: str) -> str:
-    """A recipe's text without its [bench] table (and the comments just above
-    it): what its build's key covers."""
+    """A recipe's text without its [run] and [bench] tables (and the comments
+    just above them): what its build's key covers."""
     lines = text.splitlines(keepends=True)
-    headers = [i for i, line in enumerate(lines) if line.split("#")[0].strip() == "[bench]"]
+    headers = [i for i, line in enumerate(lines)
+               if line.split("#")[0].strip() in {f"[{t}]" for t in RUN_TABLES}]
     if not headers:
         return text
     cut = headers[0]

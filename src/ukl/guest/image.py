@@ -49,9 +49,11 @@ class Cpio:
         return gzip.compress(self.buf.getvalue(), mtime=0)
 
 
-# Users a server may switch to (nginx's workers run as nobody).
-PASSWD = b"root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"
-GROUP = b"root:x:0:\nnogroup:x:65534:\n"
+# Users a server may switch to (nginx's workers run as nobody; postgres has
+# the Docker image's ids).
+PASSWD = (b"root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"
+          b"postgres:x:999:999:PostgreSQL:/var/lib/postgresql:/bin/sh\n")
+GROUP = b"root:x:0:\nnogroup:x:65534:\npostgres:x:999:\n"
 
 
 def read(initramfs: bytes) -> dict[str, tuple[int, bytes]]:

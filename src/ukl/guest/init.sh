@@ -23,6 +23,13 @@ if [ -e /etc/ukl/one-console ]; then
 else
   ukl_out=ttyS1 ukl_err=ttyS2 ukl_status=ttyS3
 fi
+# A setup hook that cannot go on ends the run with MESSAGE and STATUS (default 1).
+ukl_fail() {
+  echo "ukl: error: $1" >/dev/$ukl_err
+  echo "status ${2:-1}" >/dev/$ukl_status
+  sync
+  reboot -f
+}
 hooks() {
   local hook
   for hook in /etc/ukl/$1.d/*; do [ -e "$hook" ] && . "$hook"; done

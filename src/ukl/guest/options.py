@@ -30,3 +30,4 @@ class Options:
     perf: bool = False             # perf records the program into out/perf.data
     tools: dict = field(default_factory=dict)      # name -> ordinary executable (bytes) for /bin
     user: str | None = None        # USER[:GROUP] the program runs as (features.user)
+    env: tuple = ()                # (name, value): the program's variables (features.environment)

@@ -5,6 +5,7 @@ TCG measure the emulator as much as the guest: the bench keeps them as noisy."""
 import csv
 import http.client
 import io
+import re
 import socket
 import subprocess
 import time
@@ -74,11 +75,53 @@ def _http(port: int, test: str, n: int, connections: int) -> dict:
         conn.close()
 
 
+# pgbench's built-in scripts, by test name.
+PGBENCH_SCRIPTS = {"select-only": ["-b", "select-only"], "tpcb-like": ["-b", "tpcb-like"]}
+PGBENCH_SERVER = ["-h", "127.0.0.1", "-U", "postgres"]
+PGBENCH_TPS = re.compile(r"^tps = ([0-9.]+) \(without initial connection time\)$", re.M)
+PGBENCH_LATENCY = re.compile(r"^latency average = ([0-9.]+) ms$", re.M)
+
+
+def pg_wait(port: int, timeout: float = 120):
+    """Until the server accepts connections: its port listens before the
+    startup process (a recovery, say) has finished."""
+    deadline = time.monotonic() + timeout
+    while subprocess.run(["pg_isready", *PGBENCH_SERVER, "-p", str(port)],
+                         capture_output=True).returncode != 0:
+        if time.monotonic() > deadline:
+            raise UklError(f"postgres did not accept connections within {timeout:.0f}s")
+        time.sleep(0.5)
+
+
+def _pgbench_prepare(port: int):
+    """pgbench's tables at scale 1 (100,000 accounts), once per boot."""
+    pg_wait(port)
+    res = subprocess.run(["pgbench", *PGBENCH_SERVER, "-p", str(port), "-i", "-q", "-s", "1",
+                          "postgres"], capture_output=True, text=True, timeout=TIMEOUT)
+    if res.returncode != 0:
+        raise UklError(f"pgbench -i failed: {res.stderr.strip()[-200:]}")
+
+
+def _pgbench(port: int, test: str, n: int, connections: int) -> dict:
+    """N transactions of a built-in script over one connection; pgbench gives
+    the rate and the mean latency, not percentiles."""
+    res = subprocess.run(["pgbench", *PGBENCH_SERVER, "-p", str(port), "-n",
+                          *PGBENCH_SCRIPTS[test], "-t", str(n), "postgres"],
+                         capture_output=True, text=True, timeout=TIMEOUT)
+    tps, latency = PGBENCH_TPS.search(res.stdout), PGBENCH_LATENCY.search(res.stdout)
+    if res.returncode != 0 or not (tps and latency):
+        raise UklError(f"pgbench -b {test} failed: {(res.stderr or res.stdout).strip()[-200:]}")
+    return {"rps": float(tps.group(1)), "p50_ms": None, "p99_ms": None,
+            "mean_ms": float(latency.group(1))}
+
+
 @dataclass(frozen=True)
 class Client:
     send: Callable                  # (port, test, requests, connections) -> host-side numbers
-    reset: list                     # requests that reset the server, each answered by a line
+    reset: list | None              # requests that reset the server, each answered by a
+                                    # line (None: none, nor a connection)
     connections: bool = False       # it can open more than one connection (--clients)
+    prepare: Callable | None = None     # (port): once per boot, before the warm-up
 
 
 # The keys memcached's gets find.
@@ -87,11 +130,14 @@ CLIENTS = {
     "redis-benchmark": Client(_redis_benchmark, [b"FLUSHALL\r\n"], connections=True),
     "memcached": Client(_memcached, [b"flush_all\r\n", *MEMCACHED_KEYS]),
     "http": Client(_http, []),
+    "pgbench": Client(_pgbench, None, prepare=_pgbench_prepare),
 }
 
 
 def reset(client: Client, port: int):
     """Before every batch, outside the measurement: each starts from the same state."""
+    if client.reset is None:
+        return
     with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
         f = s.makefile("rb")
         for line in client.reset:

@@ -94,9 +94,11 @@ def run_config(built: "api.Built", requests: int, tests=None, repeats: int = REP
                        timeout=CLIENT_TIMEOUT, services=[["/bin/ukl-busy", str(PROBE_PORT)]],
                        tools=api.guest_tools(PROBE_TOOL),
                        kernel_args=KERNEL_ARGS,
-                       plugin=plugin)
+                       plugin=plugin, env=bench.env)
     rows = []
     with api.Server(built, opts):
+        if client.prepare:
+            client.prepare(port)
         client.send(port, tests[0], max(10, requests // 10), clients)    # warm up
         background = _background(probe)
         samples = 2

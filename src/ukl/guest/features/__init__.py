@@ -11,13 +11,13 @@ Each module has:
   finish(built, opts, spec)        optional: on the host, after the run (in
                                    FEATURES order: /out arrives first)
 """
-from . import append, control, core, ftrace, gdb, machine, out, perf, ports, services, \
-    strace, user, volumes
+from . import append, control, core, entrypoint, environment, ftrace, gdb, machine, out, \
+    perf, ports, services, strace, user, volumes
 from ...errors import UklError
 
 # In this order they add to the QEMU command line and to /init's hooks.
 FEATURES = [gdb, machine, append, volumes, out, control, services, ports, ftrace, core,
-            strace, perf, user]
+            strace, perf, user, environment, entrypoint]
 
 
 def validate(opts, config, bind: bool = True):

@@ -1,6 +1,7 @@
 """Stopping the program as `docker stop` does (qemu.Stop): each line the host
 writes on a virtio port is a signal's name, which /init sends to the program
-(whose pid the shell that execs it leaves in spec.PIDFILE).  A read before
+(whose pid the shell that execs it leaves in spec.PIDFILE), or the recipe's
+stop_signal instead, as Docker's STOPSIGNAL.  A read before
 the host has connected returns end-of-file, hence the outer loop."""
 from .out import serial_bus
 from ..qemu import CONTROL
@@ -11,7 +12,7 @@ LOOP = """for port in /sys/class/virtio-ports/*; do
   [ "$(cat $port/name)" = {name} ] && while :; do
     while read -r sig; do
       until [ -s {pidfile} ]; do sleep 0.1; done
-      kill -s "$sig" "$(cat {pidfile})"
+      kill -s {signal} "$(cat {pidfile})"
     done </dev/${{port##*/}}
     sleep 1
   done &
@@ -30,4 +31,5 @@ def contribute(spec, built, opts):
     spec.devices += ["-chardev", f"socket,id=uklctl,path={spec.workdir / CONTROL},"
                      "server=on,wait=off",
                      "-device", f"virtserialport,bus=uklser.0,chardev=uklctl,name={PORT}"]
-    spec.hook("setup", "60-control", LOOP.format(name=PORT, pidfile=PIDFILE))
+    signal = built.program.run.stop_signal or '"$sig"'
+    spec.hook("setup", "60-control", LOOP.format(name=PORT, pidfile=PIDFILE, signal=signal))

@@ -1,4 +1,4 @@
-"""--user USER[:GROUP]: the program runs as USER, names or numbers as Docker
+"""--user USER[:GROUP], or the recipe's user: the program runs as USER, names or numbers as Docker
 takes them (names from the guest's /etc/passwd and /etc/group), with the
 group USER's entry gives unless GROUP is named, and that group alone as its
 supplementary groups.
@@ -50,9 +50,10 @@ def check(opts, config, bind=True):
 
 
 def contribute(spec, built, opts):
-    if opts.user is None:
+    name = opts.user if opts.user is not None else built.program.run.user
+    if name is None:
         return
-    uid, gid = resolve(opts.user)
+    uid, gid = resolve(name)
     if built.config.ukl:
         spec.env["UKL_USER"] = f"{uid}:{gid}:{gid}"
     else:

@@ -1,0 +1,120 @@
+"""The postgres recipe as the Docker image runs it (issue 29, items 4 and 5):
+the first start initialises a volume's cluster from POSTGRES_USER,
+POSTGRES_PASSWORD and POSTGRES_DB, the server runs as postgres and serves
+psql on the host; SIGTERM to `ukl run` is a fast shutdown that the next
+start finds clean, and after QEMU is killed the next start recovers every
+committed row from the WAL.  PL/pgSQL, the Snowball dictionaries and
+pg_stat_statements are linked in, and found by CREATE EXTENSION, LANGUAGE C
+and LOAD.  Under UKL and on Linux."""
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from ukl.guest import net
+from uklcli import START_TIMEOUT, Run, assert_one_line_error, ukl
+
+CONFIGS = ["ukl", "baseline"]
+PGDATA = "/var/lib/postgresql/data"
+ROWS = 200
+
+
+def start(config, *args, data=None, env=()) -> tuple[Run, int, str]:
+    """`ukl run postgres`, as `docker run postgres` is typed: the run, its host
+    port, and the server's log until it was ready."""
+    port = net.free_port()
+    volume = ["-v", f"{data}:{PGDATA}"] if data else []
+    run = Run("postgres", "--config", config, "-p", f"{port}:5432", *volume,
+              *(w for kv in env for w in ("-e", kv)), *(["--", *args] if args else []))
+    deadline, log = time.monotonic() + START_TIMEOUT, []
+    for line in run.proc.stderr:
+        log.append(line)
+        # The port listens before the server accepts connections (a recovery).
+        text = "".join(log)
+        if "ukl: postgres is ready" in text and "ready to accept connections" in text:
+            return run, port, text
+        assert time.monotonic() < deadline, "".join(log)
+    raise AssertionError("".join(log))
+
+
+def psql(port, sql, user="postgres", db="postgres", password="secret") -> str:
+    res = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(port), "-U", user, "-d", db,
+                          "-XAtq", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                         env={**os.environ, "PGPASSWORD": password}, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    return res.stdout.strip()
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_a_volume_is_initialised_once_and_keeps_every_commit(tmp_path, config):
+    alice = {"user": "alice", "db": "shop"}
+    # 1. The first start initialises the cluster, as the image does.
+    run, port, _ = start(config, data=tmp_path, env=["POSTGRES_PASSWORD=secret",
+                                                  "POSTGRES_USER=alice", "POSTGRES_DB=shop"])
+    with run:
+        assert psql(port, "select current_user, current_database()", **alice) == "alice|shop"
+        status = psql(port, "select pg_read_file('/proc/self/status')", **alice)
+        assert "\nUid:\t999\t999\t999\t999\n" in status, status
+        psql(port, "create table t (n int primary key); "
+                   "insert into t select generate_series(1, 100)", **alice)
+        run.signal(signal.SIGTERM)
+        code, _, err = run.finish()
+    assert code == 0, err
+    assert "received fast shutdown request" in err and "database system is shut down" in err
+    assert (tmp_path / "PG_VERSION").stat().st_uid == 999
+
+    # 2. The next start finds it shut down cleanly, and needs no password to.
+    run, port, log = start(config, data=tmp_path)
+    with run:
+        assert psql(port, "select count(*) from t", **alice) == "100"
+        for n in range(101, ROWS + 1):          # each its own commit
+            psql(port, f"insert into t values ({n})", **alice)
+        run.kill_qemu()
+        code, _, err = run.finish()
+    assert code != 0
+    assert "database system was shut down at" in log, log
+    assert "not properly shut down" not in log
+
+    # 3. After the kill, recovery from the WAL finds every commit.
+    run, port, log = start(config, data=tmp_path)
+    with run:
+        assert psql(port, "select count(*), sum(n) from t", **alice) == \
+            f"{ROWS}|{ROWS * (ROWS + 1) // 2}"
+        run.signal(signal.SIGINT)
+        code, _, err = run.finish()
+    assert code == 0, err
+    assert "not properly shut down; automatic recovery in progress" in log, log
+    assert "redo done" in log
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_the_linked_in_modules_load_without_dlopen(config):
+    run, port, _ = start(config, "-c", "shared_preload_libraries=pg_stat_statements",
+                      env=["POSTGRES_PASSWORD=secret"])
+    with run:
+        psql(port, "create function twice(n int) returns int language plpgsql as "
+                   "$$ begin return 2 * n; end $$")
+        assert psql(port, "select twice(21)") == "42"
+        assert psql(port, "select to_tsvector('english', 'The quick foxes jumped')") == \
+            "'fox':3 'jump':4 'quick':2"
+        psql(port, "create extension pg_stat_statements")
+        assert int(psql(port, "select sum(calls) from pg_stat_statements "
+                              "where query like 'select twice%'")) >= 1
+        # LANGUAGE C and LOAD, by both of a library's names; an absent one fails.
+        psql(port, "create function handler() returns language_handler language c "
+                   "as '$libdir/plpgsql', 'plpgsql_call_handler'")
+        psql(port, "load 'plpgsql'; load '$libdir/dict_snowball'")
+        res = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres",
+                              "-XAtqc", "load 'pgcrypto'"], capture_output=True, text=True,
+                             env={**os.environ, "PGPASSWORD": "secret"}, timeout=60)
+        assert res.returncode != 0 and 'could not access file "pgcrypto"' in res.stderr
+        run.signal(signal.SIGTERM)
+        assert run.finish()[0] == 0
+
+
+def test_a_first_start_without_a_password_is_refused():
+    res = ukl("run", "postgres")
+    assert_one_line_error(res, "POSTGRES_PASSWORD is not set")
