@@ -16,7 +16,11 @@ import pytest
 from ukl.guest import net
 from uklcli import START_TIMEOUT, Run, assert_one_line_error, ukl
 
-CONFIGS = ["ukl", "baseline"]
+# The same tests on stock Linux need a second build of PostgreSQL (about six
+# minutes), which CI's hour cannot hold: UKL_POSTGRES_BASELINE=1 runs them.
+CONFIGS = ["ukl", pytest.param("baseline", marks=pytest.mark.skipif(
+    not os.environ.get("UKL_POSTGRES_BASELINE"),
+    reason="a second PostgreSQL build; set UKL_POSTGRES_BASELINE=1 (README)"))]
 PGDATA = "/var/lib/postgresql/data"
 ROWS = 200
 
