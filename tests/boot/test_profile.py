@@ -34,3 +34,27 @@ def test_server_batch_profile():
         assert w["layers"]["TCP/IP"] > 1000 and w["layers"]["virtio-net driver"] > 100
         assert 0 < w["bench_per_request"] < w["total"] / w["operations"]
     assert "a request's cost, as `ukl bench` reports it" in (dest / "table.md").read_text()
+    linux, ukl = (_idle_interrupt_entry_cost(dest / f"{c}-get.folded")
+                  for c in ("baseline", "ukl-ret-byp"))
+    assert ukl <= linux, (ukl, linux)
+
+
+def _idle_interrupt_entry_cost(folded):
+    """The instructions of error_entry and error_return (or the idle gates'
+    own) for each instruction of the device-interrupt stub, in interrupts
+    that the idle loop took: the stub's instructions are the same per
+    interrupt on both kernels."""
+    entry_exit = stub = 0
+    for line in folded.read_text().splitlines():
+        stack, count = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        if "do_idle" not in frames or len(frames) < 2 or \
+                not frames[-2].endswith("irq_entries_start"):
+            continue
+        if frames[-1].startswith("asm_common_interrupt"):
+            stub += int(count)
+        elif frames[-1] in ("error_entry", "error_return",
+                            "ukl_error_entry_idle", "ukl_error_return_idle"):
+            entry_exit += int(count)
+    assert stub, "no device interrupt was taken in the idle loop"
+    return entry_exit / stub

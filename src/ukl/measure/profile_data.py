@@ -31,9 +31,10 @@ KERNEL_LAYERS = [
      r"|lapic_next|__run_timers|run_timer|timer_|_?_?mod_timer|read_tsc|native_sched_clock"
      r"|sched_clock|account_|irqtime_|update_wall_time|calc_global_load|jiffies"
      r"|__ukl_vdso_|\[vdso\]"),
-    ("entry and exit", r"entry_SYSCALL|__ukl_|ukl_byp|ukl_ret|ukl_return|swapgs_|restore_regs"
+    ("entry and exit", r"entry_SYSCALL|__ukl_|ukl_byp|ukl_ret|ukl_error_|swapgs_|restore_regs"
      r"|error_entry|error_return|asm_exc_|asm_sysvec_|asm_common_interrupt|irq_entries_start"
-     r"|irqentry_|(syscall_)?exit_to_user_mode|enter_from_user_mode|syscall_enter_from"
+     r"|ukl_plain_irq_|irqentry_|(syscall_)?exit_to_user_mode|enter_from_user_mode"
+     r"|syscall_enter_from"
      r"|fpregs_assert|arch_exit_to_user|rseq_|native_iret|ret_from_"
      # The C halves of the system-call paths: mostly the entry and exit work inlined.
      r"|do_syscall_64"),
@@ -185,9 +186,9 @@ def entry_points(vmlinux: Path, program: Path) -> str:
     following = {name: table[i + 1][0] for i, (_, name) in enumerate(table[:-1])}
     lines = [f"entry {a:x} {a + 1:x}" for a, name in table
              if re.match(r"asm_(exc|sysvec)_", name) or name == "entry_SYSCALL_64"]
-    if "irq_entries_start" in addr:             # the IDT's stubs for device interrupts
-        lines.append(f"entry {addr['irq_entries_start']:x} "
-                     f"{following['spurious_entries_start']:x}")
+    for stubs in ("irq_entries_start", "ukl_plain_irq_entries_start"):
+        if stubs in addr:                       # the IDTs' stubs for device interrupts
+            lines.append(f"entry {addr[stubs]:x} {following[stubs]:x}")
     lines += [f"return {addr[n]:x}" for n in ("ukl_byp_jmp", "ukl_ret_jmp") if n in addr]
     if "__switch_to_asm" in addr:
         lines.append(f"switch {addr['__switch_to_asm']:x} {following['__switch_to_asm']:x}")
