@@ -190,6 +190,8 @@ def _parser() -> Parser:
                     "(default: getppid)")
     pf.add_argument("--requests", type=_positive("requests"), default=profile.SERVER_REQUESTS,
                     help="requests in a server's window (default %(default)s)")
+    pf.add_argument("--clients", type=_positive("clients"), default=1,
+                    help="client connections, for redis (default %(default)s)")
     pf.add_argument("--quick", action="store_true",
                     help="lebench's few iterations (for tests; per-sample overhead shows)")
 
@@ -363,7 +365,7 @@ def main(argv=None):
                 dest = selftests.main(tests, split(args.configs), _cpu_counts(args.smp))
             elif args.command == "profile":
                 dest = profile.run(args.target, split(args.configs), split(args.ops),
-                                   args.requests, args.quick)
+                                   args.requests, args.quick, args.clients)
             elif args.target != "lebench":
                 dest = serverbench.run(args.target, split(args.configs), args.requests,
                                        args.clients)

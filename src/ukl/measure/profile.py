@@ -63,11 +63,11 @@ def _lebench(config: str, ops: list[str], quick: bool) -> dict:
     return report
 
 
-def _server(server: str, config: str, requests: int) -> dict:
+def _server(server: str, config: str, requests: int, clients: int) -> dict:
     built = api.build(server, config)
     args, raw = _plugin(built)
     run = serverbench.run_config(built, requests, tests=serverbench.bench_of(server).tests[:1],
-                                 repeats=1, plugin=args)
+                                 repeats=1, plugin=args, clients=clients)
     # The probe's first sample only opens a window: sample N closes window N - 1.
     windows = profile_data.parse(raw)
     report = _report(built, [(r["test"], windows[r["window"] - 1], r["requests"],
@@ -98,11 +98,13 @@ def _report(built: "api.Built", measured: list[tuple]) -> dict:
 
 
 def run(target: str, configs: list[str], ops: list[str] = (),
-        requests: int = SERVER_REQUESTS, quick: bool = False) -> Path:
+        requests: int = SERVER_REQUESTS, quick: bool = False, clients: int = 1) -> Path:
     if target not in targets():
         raise UklError(f"unknown profile target {target!r}; valid: {', '.join(targets())}")
     names = config_names(configs, ["ukl-ret-byp"])
     if target == "lebench":
+        if clients != 1:
+            raise UklError("--clients is for a server; lebench runs in the guest")
         ops = list(ops) or ["getppid"]
         valid = bench.operations()
         for op in ops:
@@ -112,7 +114,8 @@ def run(target: str, configs: list[str], ops: list[str] = (),
     else:
         if ops:
             raise UklError("--ops is for lebench; a server's window is a batch of requests")
-        runs = [_server(target, c, requests) for c in names]
+        serverbench.check_clients(target, clients)
+        runs = [_server(target, c, requests, clients) for c in names]
     results = {"target": target, "metric": "guest instructions per operation (-icount shift=0, "
                "-smp 1, every instruction counted)", "runs": runs}
     return write(f"profile-{target}-", results, table, plot, _files)

@@ -141,11 +141,16 @@ def _add_switches(rows: list[dict], counts: Path):
         row["est_cycles"] = cycles.estimates(row["per_request"], row["switches"])
 
 
-def run(server: str, configs=None, requests: int = 10000, clients: int = 1) -> Path:
+def check_clients(server: str, clients: int):
+    """A one-line error for more than one client with a one-connection client."""
     bench = bench_of(server)
     if clients != 1 and not CLIENTS[bench.client].connections:
         raise UklError(f"--clients is for redis-benchmark; the {server} client, "
                        f"{bench.client}, uses one connection")
+
+
+def run(server: str, configs=None, requests: int = 10000, clients: int = 1) -> Path:
+    check_clients(server, clients)
     configs = config_names(configs or [], ["ukl"])
     return write(f"{server}-", {
         "server": server, "requests": requests, "clients": clients,
