@@ -6,6 +6,8 @@ examples and configuration tests, which then run against that kernel."""
 import io
 import json
 import re
+import struct
+import subprocess
 
 import pytest
 
@@ -96,3 +98,46 @@ def test_a_bypassed_call_returns_through_the_return_thunk_on_a_retpoline_kernel(
     thunk_returns = sum(int(line.rsplit(" ", 1)[1]) for line in window["folded"].splitlines()
                         if line.rsplit(" ", 1)[0].endswith(";__ukl_syscall;__ukl_return_thunk"))
     assert thunk_returns == window["operations"]
+
+
+def _section(elf, name: str) -> tuple[int, bytes]:
+    for line in subprocess.run(["readelf", "-SW", str(elf)], capture_output=True,
+                               text=True).stdout.splitlines():
+        f = line.replace("[ ", "[").split()
+        if len(f) > 6 and f[1] == name:
+            addr, offset, size = (int(x, 16) for x in f[3:6])
+            with open(elf, "rb") as image:
+                image.seek(offset)
+                return addr, image.read(size)
+    raise AssertionError(f"no {name} in {elf}")
+
+
+def _calls_patched_in(vmlinux, start: int, end: int, target: int) -> int:
+    """Alternatives whose original sits in [START, END) and whose replacement
+    calls TARGET (struct alt_instr: instr_offset, repl_offset, flags, lengths)."""
+    alt_at, alts = _section(vmlinux, ".altinstructions")
+    repl_at, repl = _section(vmlinux, ".altinstr_replacement")
+    found = 0
+    for i in range(0, len(alts), 14):
+        instr, replacement, _, _, length = struct.unpack_from("<iiIBB", alts, i)
+        if not start <= alt_at + i + instr < end:
+            continue
+        at = alt_at + i + 4 + replacement
+        code = repl[at - repl_at:at - repl_at + length]
+        found += sum(1 for j in range(len(code) - 4) if code[j] == 0xE8 and
+                     at + j + 5 + struct.unpack_from("<i", code, j + 1)[0] == target)
+    return found
+
+
+def test_the_idle_gates_keep_the_srso_safe_ret_fixup():
+    """An interrupt that lands in srso_safe_ret has its RET finished by
+    handle_interrupted_saferet(), patched into error_entry on SRSO CPUs; the
+    idle IDT's error_entry must have it too (a review found it missing)."""
+    built = api.build("hello", "ukl")
+    table = symbols.nm(built.vmlinux)
+    at = {name: a for a, name in table}
+    after = {name: table[i + 1][0] for i, (_, name) in enumerate(table[:-1])}
+    target = at["handle_interrupted_saferet"]
+    for entry in ("error_entry", "ukl_error_entry_idle"):
+        # one call for X86_FEATURE_SRSO, one for X86_FEATURE_SRSO_ALIAS
+        assert _calls_patched_in(built.vmlinux, at[entry], after[entry], target) == 2, entry
