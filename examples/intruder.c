@@ -42,16 +42,34 @@
  *
  * Hand getppid() to a seccomp listener, then execute "PATH listened" in a
  * child and answer its getppid() with 4242.
+ *
+ *   ukl-intruder share path|sysv|keep TARGET VALUE nobody|nomodule|root
+ *
+ * Become nobody or drop CAP_SYS_MODULE (or stay root), then write VALUE
+ * into the first word of a shared page: the file at TARGET opened and
+ * mapped ("open: ", "mmap: "), or the SysV segment TARGET ("shmat: ").
+ * With "keep", create the file TARGET (mode 0666), map it, write VALUE,
+ * create TARGET.ready and wait to be killed, keeping the mapping.
+ *
+ *   ukl-intruder perf PID SECRET
+ *
+ * As uid 1000 with CAP_PERFMON alone, sample PID's r12 for a second and
+ * count the samples that hold SECRET.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/perf_event.h>
+#include <asm/perf_regs.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <fcntl.h>
@@ -249,6 +267,96 @@ static int listener(const char *path)
 	return 0;
 }
 
+static int share(const char *way, const char *target, unsigned long value, const char *as)
+{
+	int keep = !strcmp(way, "keep"), fd;
+	char ready[320];
+	void **page;
+
+	if (drop(as)) {
+		perror(as);
+		return 1;
+	}
+	if (!strcmp(way, "sysv")) {
+		page = shmat(atoi(target), NULL, 0);
+		printf("shmat: %s\n", result(page == (void *)-1));
+		if (page == (void *)-1)
+			return 0;
+	} else {
+		fd = open(target, O_RDWR | (keep ? O_CREAT | O_EXCL : 0), 0666);
+		if (!keep)
+			printf("open: %s\n", result(fd < 0));
+		if (fd < 0 || (keep && (fchmod(fd, 0666) || ftruncate(fd, 4096))))
+			return keep;
+		page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (!keep)
+			printf("mmap: %s\n", result(page == MAP_FAILED));
+		if (page == MAP_FAILED)
+			return keep;
+	}
+	*page = (void *)value;
+	fflush(stdout);
+	if (keep) {
+		snprintf(ready, sizeof(ready), "%s.ready", target);
+		close(open(ready, O_CREAT | O_WRONLY, 0666));
+		for (;;)
+			pause();
+	}
+	return 0;
+}
+
+/* Count the samples of r12 equal to SECRET in a ring buffer of 2^n pages. */
+static int samples_of(struct perf_event_mmap_page *meta, unsigned long secret)
+{
+	char *data = (char *)meta + meta->data_offset;
+	__u64 head = meta->data_head, tail = meta->data_tail, size = meta->data_size;
+	int found = 0;
+
+	__sync_synchronize();
+	while (tail < head) {
+		struct perf_event_header *h = (void *)(data + tail % size);
+		__u64 *words = (void *)(h + 1);
+
+		/* A sample: the ABI word, then r12. */
+		if (h->type == PERF_RECORD_SAMPLE && tail % size + 24 <= size && words[1] == secret)
+			found++;
+		tail += h->size;
+	}
+	return found;
+}
+
+static int perf(pid_t pid, unsigned long secret)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+		.sample_period = 100000,
+		.sample_type = PERF_SAMPLE_REGS_USER,
+		.sample_regs_user = 1ULL << PERF_REG_X86_R12,
+	};
+	void *ring;
+	int fd;
+
+	if (prctl(PR_SET_KEEPCAPS, 1) || setgid(1000) || setuid(1000) ||
+	    set_cap(CAP_PERFMON, 1)) {
+		perror("keeping CAP_PERFMON");
+		return 1;
+	}
+	fd = syscall(SYS_perf_event_open, &attr, pid, -1, -1, 0);
+	printf("perf_event_open: %s\n", result(fd < 0));
+	if (fd < 0)
+		return 0;
+	ring = mmap(NULL, 9 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (ring == MAP_FAILED) {
+		perror("perf mmap");
+		return 1;
+	}
+	sleep(1);
+	printf("samples holding the secret: %s\n", samples_of(ring, secret) ? "some" : "none");
+	return 0;
+}
+
 static int keep_admin_as_1000(void)
 {
 	if (prctl(PR_SET_KEEPCAPS, 1) || setgid(1000) || setuid(1000))
@@ -352,11 +460,16 @@ int main(int argc, char **argv)
 		return launch(argv[2], argv + 3);
 	if (argc == 3 && !strcmp(argv[1], "listener"))
 		return listener(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "perf"))
+		return perf(atoi(argv[2]), strtoul(argv[3], NULL, 0));
+	if (argc == 6 && !strcmp(argv[1], "share"))
+		return share(argv[2], argv[3], strtoul(argv[4], NULL, 0), argv[5]);
 	if (argc == 6 && !strcmp(argv[1], "parent"))
 		return parent(argv[2], argv[3], strtoul(argv[4], NULL, 0), strtoul(argv[5], NULL, 0));
 	if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "nomodule"))) {
 		fprintf(stderr, "usage: ukl-intruder PID ADDR VALUE [nomodule] | trace PID | race | "
-			"exec HOW PATH ARG... | parent HOW PATH ADDR VALUE | listener PATH\n");
+			"exec HOW PATH ARG... | parent HOW PATH ADDR VALUE | listener PATH | "
+			"share WAY TARGET VALUE AS | perf PID SECRET\n");
 		return 2;
 	}
 	if (argc == 5 && drop("nomodule")) {

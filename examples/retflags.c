@@ -2,14 +2,28 @@
  * The flags a system call returns with are the frame's, as on Linux, even
  * when the call's body changed them without asking for the slow exit.  The
  * module given as argv[1] (tests/boot/modules/setflags.c) makes
- * getppid(0x7e57) set EFLAGS.ID in the caller's frame.
+ * getppid(0x7e57) set EFLAGS.ID in the caller's frame, and getppid(0x7f57)
+ * TF: the instruction after the call then traps, once.
  */
+#define _GNU_SOURCE
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #define EFLAGS_ID (1ul << 21)
+#define EFLAGS_TF (1ul << 8)
+
+static volatile int traps;
+
+static void trapped(int sig, siginfo_t *info, void *context)
+{
+	ucontext_t *uc = context;
+
+	traps++;
+	uc->uc_mcontext.gregs[REG_EFL] &= ~EFLAGS_TF;
+}
 
 static unsigned long flags_after_getppid(long magic)
 {
@@ -22,6 +36,7 @@ static unsigned long flags_after_getppid(long magic)
 
 int main(int argc, char **argv)
 {
+	struct sigaction sa = { .sa_sigaction = trapped, .sa_flags = SA_SIGINFO };
 	int fd = argc > 1 ? open(argv[1], O_RDONLY | O_CLOEXEC) : -1;
 
 	if (fd < 0 || syscall(SYS_finit_module, fd, "", 0) != 0) {
@@ -31,5 +46,8 @@ int main(int argc, char **argv)
 	printf("getppid(0): ID %s\n", flags_after_getppid(0) & EFLAGS_ID ? "set" : "clear");
 	printf("getppid(0x7e57): ID %s\n",
 	       flags_after_getppid(0x7e57) & EFLAGS_ID ? "set" : "clear");
+	sigaction(SIGTRAP, &sa, NULL);
+	flags_after_getppid(0x7f57);
+	printf("getppid(0x7f57): %d SIGTRAP after it\n", traps);
 	return 0;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A system call body that changes the caller's return flags without asking
- * for the slow exit: getppid(0x7e57) returns with EFLAGS.ID set. */
+ * for the slow exit: getppid(0x7e57) returns with EFLAGS.ID set, and
+ * getppid(0x7f57) with TF and IF set. */
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/ptrace.h>
@@ -12,6 +13,8 @@ static int set_id(struct kprobe *p, struct pt_regs *regs)
 
 	if (caller->di == 0x7e57)
 		caller->flags |= X86_EFLAGS_ID;
+	if (caller->di == 0x7f57)
+		caller->flags |= X86_EFLAGS_TF | X86_EFLAGS_IF;
 	return 0;
 }
 
