@@ -36,6 +36,7 @@
 typedef void (*hook_fn)(void);
 
 static int ran_at = -1;
+static hook_fn *volatile pages[5];
 
 static void intact(void)
 {
@@ -50,9 +51,9 @@ static void rewritten(void)
 }
 
 /* Call the hook in each shared page, and say where the intruder's ran. */
-static void report(hook_fn *volatile *pages, int n)
+static void report(void)
 {
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < 5; i++)
 		if (pages[i] != MAP_FAILED) {
 			(*pages[i])();
 			*pages[i] = intact;
@@ -78,8 +79,7 @@ static pid_t start(const char *who, char *const args[])
 	return child;
 }
 
-static void intrude(const char *who, const char *way, const char *target, const char *as,
-		    hook_fn *volatile *pages, int n)
+static void intrude(const char *who, const char *way, const char *target, const char *as)
 {
 	char value[32];
 	char *args[] = { "ukl-intruder", "share", (char *)way, (char *)target, value,
@@ -88,7 +88,7 @@ static void intrude(const char *who, const char *way, const char *target, const 
 
 	snprintf(value, sizeof(value), "%p", (void *)rewritten);
 	waitpid(start(who, args), &status, 0);
-	report(pages, n);
+	report();
 }
 
 static hook_fn *map_page(int fd)
@@ -134,13 +134,12 @@ static void theirs_first(const char *path)
 		(*page)();
 		munmap(page, PAGE);
 	}
-	report(NULL, 0);
+	report();
 }
 
 int main(void)
 {
 	char anon_link[64], memfd_link[64], sysv[16];
-	hook_fn *volatile pages[5];
 	int memfd, shm, status, shared = 0;
 	pid_t child;
 
@@ -178,16 +177,14 @@ int main(void)
 		 (unsigned long)pages[0], (unsigned long)pages[0] + PAGE);
 	snprintf(memfd_link, sizeof(memfd_link), "/proc/%d/fd/%d", (int)getpid(), memfd);
 	snprintf(sysv, sizeof(sysv), "%d", shm);
-	intrude("root without CAP_SYS_MODULE, through map_files", "path", anon_link, "nomodule",
-		pages, 5);
-	intrude("root without CAP_SYS_MODULE, through fd", "path", memfd_link, "nomodule",
-		pages, 5);
-	intrude("nobody, through /dev/shm", "path", "/dev/shm/ukl-shared", "nobody", pages, 5);
-	intrude("nobody, through a file", "path", "/tmp/ukl-shared", "nobody", pages, 5);
-	intrude("nobody, through SysV shm", "sysv", sysv, "nobody", pages, 5);
+	intrude("root without CAP_SYS_MODULE, through map_files", "path", anon_link, "nomodule");
+	intrude("root without CAP_SYS_MODULE, through fd", "path", memfd_link, "nomodule");
+	intrude("nobody, through /dev/shm", "path", "/dev/shm/ukl-shared", "nobody");
+	intrude("nobody, through a file", "path", "/tmp/ukl-shared", "nobody");
+	intrude("nobody, through SysV shm", "sysv", sysv, "nobody");
 	theirs_first("/tmp/ukl-theirs");
-	intrude("root, through map_files", "path", anon_link, "root", pages, 5);
-	intrude("root, through fd", "path", memfd_link, "root", pages, 5);
+	intrude("root, through map_files", "path", anon_link, "root");
+	intrude("root, through fd", "path", memfd_link, "root");
 	shm_unlink("/ukl-shared");
 	unlink("/tmp/ukl-shared");
 	shmctl(shm, IPC_RMID, NULL);
