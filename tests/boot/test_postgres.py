@@ -9,12 +9,11 @@ and LOAD.  Under UKL and on Linux."""
 import os
 import signal
 import subprocess
-import time
 
 import pytest
 
 from ukl.guest import net
-from uklcli import START_TIMEOUT, Run, assert_one_line_error, ukl
+from uklcli import Run, assert_one_line_error, ukl, until_started
 
 # The same tests on stock Linux need a second build of PostgreSQL (about six
 # minutes), which CI's hour cannot hold: UKL_POSTGRES_BASELINE=1 runs them.
@@ -32,14 +31,13 @@ def start(config, *args, data=None, env=()) -> tuple[Run, int, str]:
     volume = ["-v", f"{data}:{PGDATA}"] if data else []
     run = Run("postgres", "--config", config, "-p", f"{port}:5432", *volume,
               *(w for kv in env for w in ("-e", kv)), *(["--", *args] if args else []))
-    deadline, log = time.monotonic() + START_TIMEOUT, []
-    for line in run.proc.stderr:
+    log = []
+    for line in until_started(run.proc.stderr):
         log.append(line)
         # The port listens before the server accepts connections (a recovery).
         text = "".join(log)
         if "ukl: postgres is ready" in text and "ready to accept connections" in text:
             return run, port, text
-        assert time.monotonic() < deadline, "".join(log)
     raise AssertionError("".join(log))
 
 

@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import kernel, series, steps
+from . import cc, kernel, series, steps
 from ..errors import UklError
 from ..layout import OUT, TREES
 from ..proc import run
@@ -47,7 +47,7 @@ def _fresh_tree() -> Path:
 
 def _build(tree: Path, bdir: Path, flavor: str, label: str) -> Path:
     make = ["make", "-C", str(tree), f"O={bdir}", "CC=ccache gcc"]
-    env = {**kernel.ccache_env(), "ARCH": "x86_64"}
+    env = {**cc.ccache_env(), "ARCH": "x86_64"}
     run([*make, "tinyconfig"], f"{label}: configure", "bisect-config", env=env)
     run([tree / "scripts/kconfig/merge_config.sh", "-m", "-O", bdir, bdir / ".config",
          *kernel.fragments(flavor)], f"{label}: merge fragments", "bisect-config",

@@ -31,14 +31,6 @@ def build_dir(flavor: str) -> Path:
     return KBUILD / flavor
 
 
-def ccache_env() -> dict:
-    """The compiler cache outlives out/ (and a fresh clone): a kernel built again
-    from the same sources, in a clone at the same path, is mostly cache hits."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ukl" / "ccache"
-    return {"CCACHE_DIR": str(cache), "CCACHE_NOHASHDIR": "true",
-            "CCACHE_BASEDIR": str(OUT), "CCACHE_MAXSIZE": "5G"}
-
-
 def jobs() -> int:
     return (os.cpu_count() or 1) + 1
 
@@ -46,7 +38,7 @@ def jobs() -> int:
 def _make(flavor: str, step: str, *args):
     tree = series.tree("linux")
     run(["make", "-C", tree, f"O={build_dir(flavor)}", f"-j{jobs()}", "CC=ccache gcc", *args],
-        step, f"kernel-{flavor}", env=ccache_env())
+        step, f"kernel-{flavor}", env=cc.ccache_env())
 
 
 def fragments(flavor: str) -> list[Path]:

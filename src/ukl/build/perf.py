@@ -5,7 +5,7 @@ resolved on the host, from vmlinux and the program's ELF)."""
 import os
 from pathlib import Path
 
-from . import kernel, series, steps
+from . import cc, series, steps
 from ..layout import OUT
 from ..proc import run
 
@@ -26,7 +26,7 @@ def binary() -> Path:
     def build(dest: Path):
         run(["make", "-C", tree / "tools" / "perf", f"O={dest}", f"-j{jobs}",
              "CC=ccache gcc", *flags, "perf"], "build perf for the guest", "perf",
-            env=kernel.ccache_env())
+            env=cc.ccache_env())
         run(["strip", dest / "perf"], "strip perf", "perf")
     steps.stamped(BUILD, steps.key_of(steps.recorded(tree), flags), build)
     return BUILD / "perf"

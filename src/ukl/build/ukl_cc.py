@@ -6,6 +6,7 @@ Linking produces an ordinary static executable that carries the UKL program
 `ukl-cc --baseline` builds the same program for stock Linux.
 """
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -79,6 +80,9 @@ def compile_or_link(args: list[str]) -> int:
     sysroot = libc.require("baseline" if baseline else "ukl")
     compile_cmd = (["gcc", *cc.FRAME_CFLAGS, *cc.libc_includes(sysroot)] if baseline
                    else cc.gcc_command(sysroot))
+    if "-c" in args and shutil.which("ccache"):
+        cache = [f"{k}={v}" for k, v in cc.ccache_env().items()]
+        return subprocess.call(["env", *cache, "ccache", *compile_cmd, *args])
     if COMPILE_ONLY & set(args) or _is_query(args):
         return subprocess.call([*compile_cmd, *args])
     rest, output = _split_output(args)
