@@ -153,7 +153,7 @@ def _parser() -> Parser:
     r.add_argument("--kernel-arg", dest="kernel_args", action="extend",
                    type=_kernel_arg, metavar="ARG",
                    help="add one word ARG to the guest kernel's command line, e.g. "
-                        "ukl=allow-meltdown (repeatable)")
+                        "pti=on (repeatable)")
 
     o = sub.add_parser("oci", help="write an OCI image of PROGRAM that urunc boots "
                        "(containerd, Kubernetes)")
@@ -179,6 +179,10 @@ def _parser() -> Parser:
     bn.add_argument("--ops", default="", help="comma-separated lebench operations (default: all)")
     bn.add_argument("--wall", action="store_true",
                     help="wall-clock nanoseconds instead of icount guest instructions")
+    bn.add_argument("--append", dest="kernel_args", action="extend", default=[],
+                    type=_kernel_args, metavar="ARGS",
+                    help="add to every guest kernel's command line, e.g. pti=on, for "
+                         "lebench (repeatable)")
 
     pf = sub.add_parser("profile", help="where the instructions of a measured window go: "
                         "folded stacks, flame graphs and a table by layer, beside Linux")
@@ -370,7 +374,8 @@ def main(argv=None):
                 dest = serverbench.run(args.target, split(args.configs), args.requests,
                                        args.clients)
             else:
-                dest = bench.run(split(args.configs), split(args.ops), args.quick, not args.wall)
+                dest = bench.run(split(args.configs), split(args.ops), args.quick, not args.wall,
+                                 tuple(args.kernel_args))
             print((dest / "table.md").read_text(), end="")
             print(f"results: {dest}")
         else:

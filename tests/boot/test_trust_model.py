@@ -8,8 +8,10 @@ import io
 import os
 import re
 import signal
+import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -251,21 +253,40 @@ def test_the_text_stays_kernel_text_across_mprotect(runs):
     assert run.status == base.status == 0
 
 
-def test_a_meltdown_cpu_runs_no_ukl_program_unless_told(capfd):
-    # PTI is excluded in Kconfig, so on a CPU with Meltdown every process
-    # could read kernel memory: the kernel refuses to execute the program
-    # unless booted with ukl=allow-meltdown.  QEMU's default TCG CPU is
-    # AMD's (no Meltdown); the same CPU with Intel's vendor string has it.
-    built = api.build("hello", "ukl")
+def test_a_meltdown_cpu_keeps_page_table_isolation_for_every_other_process():
+    # QEMU's default TCG CPU is AMD's (no Meltdown); the same CPU with
+    # Intel's vendor string has it, and the kernel turns PTI on.  The UKL
+    # program still runs, from the user half, on the kernel's page tables.
     intel = "max,vendor=GenuineIntel"
-    for cpu, args, status in [("max", [], 3), (intel, [], 126),
-                              (intel, ["ukl=allow-meltdown"], 3)]:
-        opts = api.Options(cpu=cpu, kernel_args=args)
-        res = api.boot(built, opts, stdout=io.BytesIO(), stderr=io.BytesIO())
-        err = capfd.readouterr().err
-        assert res.status == status, (cpu, args, err)
-        said = "ukl: the kernel says: ukl: this CPU is affected by Meltdown" in err
-        assert said == (cpu == intel), err
+    seen = {}
+    for config, cpu in [("ukl", "max"), ("ukl", intel), ("ukl-ret-byp", intel),
+                        ("cpl3-on-ukl", intel)]:
+        opts = api.Options(cpu=cpu)
+        out = io.BytesIO()
+        res = api.boot(api.build("pti", config), opts, stdout=out, stderr=io.BytesIO())
+        seen[config, cpu] = (res.status, out.getvalue().decode())
+    assert seen == {
+        ("ukl", "max"): (0, "meltdown: Not affected\nCPL0 on the kernel page tables\n"),
+        ("ukl", intel): (0, "meltdown: Mitigation: PTI\nCPL0 on the kernel page tables\n"),
+        ("ukl-ret-byp", intel): (0, "meltdown: Mitigation: PTI\n"
+                                    "CPL0 on the kernel page tables\n"),
+        ("cpl3-on-ukl", intel): (0, "meltdown: Mitigation: PTI\nCPL3\n")}
+
+
+def test_ia32_emulation_is_kept_for_ordinary_processes(tmp_path):
+    # An ordinary 32-bit program runs on the UKL kernel; a UKL program's
+    # INT $0x80 (hidden from ukl-cc) is SIGSEGV, where Linux runs the call.
+    obj, exe = tmp_path / "hello32.o", tmp_path / "hello32"
+    subprocess.run(["as", "--32", str(Path(__file__).with_name("hello32.S")), "-o", str(obj)],
+                   check=True)
+    subprocess.run(["ld", "-m", "elf_i386", str(obj), "-o", str(exe)], check=True)
+    opts = api.Options(tools={"hello32": exe.read_bytes()})
+    ran = "hello from a 32-bit process\nhello32: status 32\n"
+    for config, int80 in [("ukl", "SIGSEGV"), ("ukl-ret-byp", "SIGSEGV"),
+                          ("baseline", "getpid() ok")]:
+        out = io.BytesIO()
+        res = api.boot(api.build("int80", config), opts, stdout=out, stderr=io.BytesIO())
+        assert (res.status, out.getvalue().decode()) == (0, f"int $0x80: {int80}\n{ran}"), config
 
 
 class _Lines(io.RawIOBase):
@@ -291,10 +312,7 @@ def inject_machine_check(built, args=()) -> "api.Result | None":
     kernel code (a timer interrupt, say), where a panic is right and the
     program's case was not tried."""
     out, result = _Lines(), {}
-    # Intel's vendor string has Meltdown, where a UKL program runs only when told.
-    allow = [] if built.config.kernel == "baseline" else ["ukl=allow-meltdown"]
-    opts = api.Options(tuple(args), cpu="max,vendor=GenuineIntel", timeout=300,
-                       kernel_args=allow)
+    opts = api.Options(tuple(args), cpu="max,vendor=GenuineIntel", timeout=300)
 
     def boot():
         try:

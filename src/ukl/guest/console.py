@@ -32,7 +32,7 @@ FAILURE_PATTERNS = [r"Kernel panic", r"Oops:", r"\bBUG:", r"general protection f
                     r"^INFO: task \S+ blocked for more than"]
 TAIL_LINES = 25
 # Kernel console lines that `ukl run` repeats on the terminal as they come.
-NOTICE_PATTERNS = [r"ukl: this CPU is affected by"]
+NOTICE_PATTERNS = [r"ukl: unknown option", r"ukl: option \S+ is not built in"]
 _TIMESTAMP_RE = re.compile(r"^\[ *\d+\.\d+\] ")
 
 

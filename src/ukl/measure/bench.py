@@ -43,7 +43,8 @@ def _scratch_disk() -> Path:
 
 
 def boot(built: "api.Built", ops: list[str], quick: bool, icount: bool = True,
-         plugin_args: tuple | None = None, timeout: float = 1800, disk: bool = True) -> dict:
+         plugin_args: tuple | None = None, timeout: float = 1800, disk: bool = True,
+         kernel_args: tuple = ()) -> dict:
     """One boot of lebench, BUILT, with a QEMU plugin if given, and the scratch
     disk the fio_* operations use if DISK: the bench's record of the run, every
     sample.  `ukl profile` boots it here too, so its windows and the bench's
@@ -53,7 +54,7 @@ def boot(built: "api.Built", ops: list[str], quick: bool, icount: bool = True,
     start = time.monotonic()
     res = api.boot(built, api.Options(tuple(args), icount=icount, timeout=timeout,
                                       disk=_scratch_disk() if disk else None,
-                                      plugin=plugin_args),
+                                      plugin=plugin_args, kernel_args=list(kernel_args)),
                    stdout=out, stderr=err)
     if res.status != 0:
         raise UklError(f"lebench on {built.config.name} exited with {res.status}: "
@@ -64,11 +65,12 @@ def boot(built: "api.Built", ops: list[str], quick: bool, icount: bool = True,
             "qemu": (res.run_dir / "qemu.cmd").read_text().strip(), **built_kernel(built)}
 
 
-def _run_one(config: str, ops: list[str], quick: bool, icount: bool) -> dict:
+def _run_one(config: str, ops: list[str], quick: bool, icount: bool,
+             kernel_args: tuple) -> dict:
     built = api.build(str(LEBENCH), config)
     counts = api.run_dir(built) / "switches.jsonl"
     counter = (plugin.build(), (f"out={counts}",)) if icount else None
-    run = boot(built, ops, quick, icount, counter)
+    run = boot(built, ops, quick, icount, counter, kernel_args=kernel_args)
     if icount:
         _add_switches(run["rows"], counts)
     return run
@@ -86,13 +88,15 @@ def _add_switches(rows: list[dict], counts: Path):
         row["est_cycles"] = cycles.estimates(row["min"], row["switches"])
 
 
-def run(names=None, ops=None, quick=False, icount=True) -> Path:
-    """Run lebench on each config beside Linux; return the results directory."""
+def run(names=None, ops=None, quick=False, icount=True, kernel_args=()) -> Path:
+    """Run lebench on each config beside Linux, every kernel booted with
+    KERNEL_ARGS too; return the results directory."""
     names = config_names(names or [], ["ukl", "cpl3-on-ukl"])
     ops = ops or []
     _check(ops, operations(), "operation")
-    return write("", {"quick": quick, "icount": icount,
-                      "runs": [_run_one(c, ops, quick, icount) for c in names]}, table, plot)
+    return write("", {"quick": quick, "icount": icount, "kernel_args": list(kernel_args),
+                      "runs": [_run_one(c, ops, quick, icount, kernel_args) for c in names]},
+                 table, plot)
 
 
 def _by_key(run: dict) -> dict:
@@ -125,6 +129,8 @@ def table(results: dict) -> str:
     for o in others:
         head += [f"{o['config']} (min)", f"{o['config']} vs Linux"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    if results.get("kernel_args"):
+        lines = [f"Every kernel booted with: {' '.join(results['kernel_args'])}", ""] + lines
     for key, row in base.items():
         cells = [key[0], str(key[1]), str(row["min"])]
         for o in others:
