@@ -371,6 +371,8 @@ def main(argv=None):
                 dest = profile.run(args.target, split(args.configs), split(args.ops),
                                    args.requests, args.quick, args.clients)
             elif args.target != "lebench":
+                if args.kernel_args:
+                    raise UklError("--append applies to lebench only, not to a server's bench")
                 dest = serverbench.run(args.target, split(args.configs), args.requests,
                                        args.clients)
             else:
