@@ -6,6 +6,9 @@
  * an optimized probe's detour) cannot run, so a probe there is refused when
  * it is registered, as a probe on entry code is.  A probe on the system
  * call the program makes fires on each call, and the program goes on.
+ *
+ * "kprobe thunks" tries the kernel's return thunks instead, which the
+ * program's returns reach on a kernel with return thunks (mitigations).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,14 +51,28 @@ static unsigned long hits(const char *event)
 	return n;
 }
 
-int main(void)
+static const char *const thunks[] = {
+	"__x86_return_thunk", "srso_return_thunk", "srso_safe_ret",
+	"srso_alias_return_thunk", "retbleed_return_thunk",
+};
+
+int main(int argc, char **argv)
 {
 	struct timespec ts;
+	char probe[128];
+	unsigned int t;
 	int i;
 
 	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL) && errno != EBUSY) {
 		perror("mount tracefs");
 		return 1;
+	}
+	if (argc > 1 && !strcmp(argv[1], "thunks")) {
+		for (t = 0; t < sizeof(thunks) / sizeof(thunks[0]); t++) {
+			snprintf(probe, sizeof(probe), "p:ukl/t%u %s\n", t, thunks[t]);
+			printf("kprobe on %s: %s\n", thunks[t], try(probe));
+		}
+		return 0;
 	}
 	printf("kprobe on the clock reader: %s\n",
 	       try("p:ukl/clock __ukl_vdso_clock_gettime\n"));

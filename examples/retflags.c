@@ -3,7 +3,8 @@
  * when the call's body changed them without asking for the slow exit.  The
  * module given as argv[1] (tests/boot/modules/setflags.c) makes
  * getppid(0x7e57) set EFLAGS.ID in the caller's frame, and getppid(0x7f57)
- * TF: the instruction after the call then traps, once.
+ * TF: the instruction after the call then traps, once.  getppid(0x1a57,
+ * landing) returns to landing(), as Linux's SYSRET check sends it there.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #define EFLAGS_ID (1ul << 21)
+#define LANDED "getppid(0x1a57): returned where its body chose\n"
 #define EFLAGS_TF (1ul << 8)
 
 static volatile int traps;
@@ -34,6 +36,13 @@ static unsigned long flags_after_getppid(long magic)
 	return flags;
 }
 
+/* Entered by a return, with no frame of its own to return through. */
+static void landing(void)
+{
+	write(1, LANDED, sizeof(LANDED) - 1);
+	_exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_sigaction = trapped, .sa_flags = SA_SIGINFO };
@@ -49,5 +58,8 @@ int main(int argc, char **argv)
 	sigaction(SIGTRAP, &sa, NULL);
 	flags_after_getppid(0x7f57);
 	printf("getppid(0x7f57): %d SIGTRAP after it\n", traps);
+	fflush(stdout);
+	syscall(SYS_getppid, 0x1a57, landing);
+	printf("getppid(0x1a57): returned after the call\n");
 	return 0;
 }

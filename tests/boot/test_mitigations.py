@@ -141,3 +141,15 @@ def test_the_idle_gates_keep_the_srso_safe_ret_fixup():
     for entry in ("error_entry", "ukl_error_entry_idle"):
         # one call for X86_FEATURE_SRSO, one for X86_FEATURE_SRSO_ALIAS
         assert _calls_patched_in(built.vmlinux, at[entry], after[entry], target) == 2, entry
+
+
+# The kernel's return thunks that the program's returns reach (F4's residual).
+RETURN_THUNKS = ["__x86_return_thunk", "srso_return_thunk", "srso_safe_ret",
+                 "srso_alias_return_thunk", "retbleed_return_thunk"]
+
+
+@pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp"])
+def test_probes_on_the_return_thunks_the_program_runs_are_refused(runs, config):
+    run = runs("kprobe", config, args=("thunks",))
+    assert run.stdout == "".join(f"kprobe on {t}: Invalid argument\n" for t in RETURN_THUNKS)
+    assert run.status == 0

@@ -374,7 +374,7 @@ def test_a_machine_check_without_a_valid_ip_never_resumes_the_program(config):
 
 @pytest.mark.parametrize("smp", SMP)
 @pytest.mark.parametrize("config", ["baseline", "cpl3-on-ukl", *configs.SPECTRUM])
-def test_a_call_returns_with_the_flags_its_body_left(config, smp, capfd):
+def test_a_call_returns_with_the_flags_and_ip_its_body_left(config, smp, capfd):
     # No system call body changes its caller's ip or flags without asking for
     # the full exit today, so a kprobe in a module plays one (F13): Linux's
     # SYSRET check then takes IRET, and UKL_BYP must return as IRET would.
@@ -387,6 +387,7 @@ def test_a_call_returns_with_the_flags_its_body_left(config, smp, capfd):
     # And TF (N3): the bypass's POPF would trap in its own code, on the
     # kernel stack; IRET, as on Linux, traps once, after the return.
     assert out.getvalue().decode() == ("getppid(0): ID clear\ngetppid(0x7e57): ID set\n"
-                                       "getppid(0x7f57): 1 SIGTRAP after it\n"), \
+                                       "getppid(0x7f57): 1 SIGTRAP after it\n"
+                                       "getppid(0x1a57): returned where its body chose\n"), \
         capfd.readouterr().err
     assert res.status == 0

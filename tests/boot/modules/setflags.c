@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* A system call body that changes the caller's return flags without asking
- * for the slow exit: getppid(0x7e57) returns with EFLAGS.ID set, and
- * getppid(0x7f57) with TF and IF set. */
+/* A system call body that changes the caller's return flags or ip without
+ * asking for the slow exit: getppid(0x7e57) returns with EFLAGS.ID set,
+ * getppid(0x7f57) with TF and IF set, and getppid(0x1a57, ip) to ip. */
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/ptrace.h>
@@ -15,6 +15,8 @@ static int set_id(struct kprobe *p, struct pt_regs *regs)
 		caller->flags |= X86_EFLAGS_ID;
 	if (caller->di == 0x7f57)
 		caller->flags |= X86_EFLAGS_TF | X86_EFLAGS_IF;
+	if (caller->di == 0x1a57)
+		caller->ip = caller->si;
 	return 0;
 }
 
