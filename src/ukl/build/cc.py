@@ -47,8 +47,8 @@ TRACE = re.compile(r"^.*: (reference to|definition of) \w+$", re.M)
 
 def ccache_env() -> dict:
     """The compiler cache outlives out/ (and a fresh clone): a kernel or app
-    built again from the same sources, in a clone at the same path, is mostly
-    cache hits.  The UKL assembler (gcc -B) is hashed with each compile."""
+    built again from the same sources, in a clone anywhere, is mostly cache
+    hits.  The UKL assembler (gcc -B) is hashed with each compile."""
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ukl" / "ccache"
     return {"CCACHE_DIR": str(cache), "CCACHE_NOHASHDIR": "true",
             "CCACHE_BASEDIR": str(OUT), "CCACHE_MAXSIZE": "5G",

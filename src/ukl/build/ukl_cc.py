@@ -81,7 +81,10 @@ def compile_or_link(args: list[str]) -> int:
     compile_cmd = (["gcc", *cc.FRAME_CFLAGS, *cc.libc_includes(sysroot)] if baseline
                    else cc.gcc_command(sysroot))
     if "-c" in args and shutil.which("ccache"):
-        cache = [f"{k}={v}" for k, v in cc.ccache_env().items()]
+        # The assembler by its contents (CCACHE_EXTRAFILES), not its path:
+        # a clone elsewhere hits the same entries.
+        env = {**cc.ccache_env(), "CCACHE_IGNOREOPTIONS": "-B*"}
+        cache = [f"{k}={v}" for k, v in env.items()]
         return subprocess.call(["env", *cache, "ccache", *compile_cmd, *args])
     if COMPILE_ONLY & set(args) or _is_query(args):
         return subprocess.call([*compile_cmd, *args])
