@@ -8,10 +8,8 @@ import io
 import os
 import re
 import signal
-import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -281,22 +279,6 @@ def test_a_meltdown_cpu_keeps_page_table_isolation_for_every_other_process():
         ("ukl-ret-byp", intel): (0, "meltdown: Mitigation: PTI\n"
                                     "CPL0 on the kernel page tables\n"),
         ("cpl3-on-ukl", intel): (0, "meltdown: Mitigation: PTI\nCPL3\n")}
-
-
-def test_ia32_emulation_is_kept_for_ordinary_processes(tmp_path):
-    # An ordinary 32-bit program runs on the UKL kernel; a UKL program's
-    # INT $0x80 (hidden from ukl-cc) is SIGSEGV, where Linux runs the call.
-    obj, exe = tmp_path / "hello32.o", tmp_path / "hello32"
-    subprocess.run(["as", "--32", str(Path(__file__).with_name("hello32.S")), "-o", str(obj)],
-                   check=True)
-    subprocess.run(["ld", "-m", "elf_i386", str(obj), "-o", str(exe)], check=True)
-    opts = api.Options(tools={"hello32": exe.read_bytes()})
-    ran = "hello from a 32-bit process\nhello32: status 32\n"
-    for config, int80 in [("ukl", "SIGSEGV"), ("ukl-ret-byp", "SIGSEGV"),
-                          ("baseline", "getpid() ok")]:
-        out = io.BytesIO()
-        res = api.boot(api.build("int80", config), opts, stdout=out, stderr=io.BytesIO())
-        assert (res.status, out.getvalue().decode()) == (0, f"int $0x80: {int80}\n{ran}"), config
 
 
 class _Lines(io.RawIOBase):
