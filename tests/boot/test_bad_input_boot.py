@@ -37,7 +37,7 @@ KERNEL_ENTRIES = {   # inline assembly -> what ukl-cc says about it
     '"wrgsbase %0" : : "r"(0L)': "main uses `wrgsbase %rax`: UKL code runs on the kernel's GS",
     '"mov %%gs:0, %0" : "=r"(r)': "main uses `mov %gs:0x0,%rax`: UKL code runs on the kernel",
     '"int $0x80" : "=a"(r) : "a"(39)': "main uses `int $0x80`: at CPL0 it enters that kernel",
-    '"sysenter"': "main uses `sysenter`: at CPL0 it enters the kernel's 32-bit entry",
+    '"sysenter"': "main uses `sysenter`: 32-bit system calls",
     '"outb %%al, $0x80" : : "a"(0)': "main uses `out %al,$0x80`: a privileged instruction",
     '"hlt"': "main uses `hlt`: a privileged instruction",
     '"mov %0, %%cr4" : : "r"(0L)': "main uses `mov %rax,%cr4`: a privileged instruction",

@@ -154,7 +154,7 @@ REFUSED_INSNS = {
                      "sysretq", "sysexit", "sysexitq", "in", "out", "insb", "insw", "insl",
                      "outsb", "outsw", "outsl"], PRIVILEGED),
     **dict.fromkeys(["swapgs", "lgs", "rdgsbase", "wrgsbase"], GS),
-    "sysenter": "at CPL0 it enters the kernel's 32-bit entry, which takes the user GS base",
+    "sysenter": "32-bit system calls, which UKL code does not have",
 }
 INSN = re.compile(r"^\s+[0-9a-f]+:\t(?:(?:rep[nz]*|lock|data16|addr32) )*(\S+)\s*(.*)")
 
@@ -174,7 +174,7 @@ def refused_instruction(mnemonic: str, operands: str) -> str | None:
     if re.search(r",%[cd]r\d+$", operands):     # reading one is harmless (examples/cpl.c)
         return PRIVILEGED
     if mnemonic == "int" and operands.strip() != "$0x3":
-        return "at CPL0 it enters that kernel vector; a UKL process has no 32-bit ABI"
+        return "at CPL0 it enters that kernel vector; under Linux it raises SIGSEGV"
     return None
 
 
