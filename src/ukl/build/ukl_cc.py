@@ -6,7 +6,6 @@ Linking produces an ordinary static executable that carries the UKL program
 `ukl-cc --baseline` builds the same program for stock Linux.
 """
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -80,7 +79,7 @@ def compile_or_link(args: list[str]) -> int:
     sysroot = libc.require("baseline" if baseline else "ukl")
     compile_cmd = (["gcc", *cc.FRAME_CFLAGS, *cc.libc_includes(sysroot)] if baseline
                    else cc.gcc_command(sysroot))
-    if "-c" in args and shutil.which("ccache"):
+    if "-c" in args:                    # ccache: setup.sh installs it
         # The assembler by its contents (CCACHE_EXTRAFILES), not its path:
         # a clone elsewhere hits the same entries.
         env = {**cc.ccache_env(), "CCACHE_IGNOREOPTIONS": "-B*"}
