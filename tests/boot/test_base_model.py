@@ -32,6 +32,13 @@ def test_kernel_pointers_outside_the_image_fault(runs):
         assert lines and all(line.endswith("Bad address") for line in lines), bad
 
 
+def test_the_program_s_references_to_the_kernel_are_where_kallsyms_says(runs):
+    """Boot moves them by the KASLR offset, 0 here (see test_mitigations)."""
+    result = runs("kaslr")
+    assert result.status == 0, result.stdout
+    assert result.stdout.count("the kernel's") == 2, result.stdout
+
+
 def test_exec_randomises_the_stack_top(runs):
     assert "stack top randomised: yes" in runs("memory").stdout
 

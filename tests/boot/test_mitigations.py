@@ -33,6 +33,11 @@ def _names_at(vmlinux, address: int) -> set[str]:
     return {name for at, name in symbols.nm(vmlinux) if at == address}
 
 
+def _kaslr_offset(vmlinux, symbol: str, address: int) -> int:
+    """How far KASLR moved the kernel: SYMBOL is at ADDRESS at run time."""
+    return address - next(at for at, name in symbols.nm(vmlinux) if name == symbol)
+
+
 # QEMU's default TCG CPU (AMD, no Retbleed) needs no return thunk; an EPYC
 # (Zen 1) needs the SRSO one.  Both get retpolines.
 @pytest.mark.parametrize("cpu, thunk", [("max", "ret"), ("EPYC", "srso_return_thunk")])
@@ -41,12 +46,28 @@ def test_the_program_s_returns_take_the_thunk_the_kernel_chose_for_the_cpu(cpu, 
     console = result.console.read_text(errors="replace")
     assert result.status == 0, out
     assert re.search(r"Spectre V2 : Mitigation: (Retpolines|LFENCE)", console), console
+    at, insn = re.search(r"return thunk at (0x[0-9a-f]+): (.*)", out).groups()
     if thunk == "ret":
-        assert "return thunk: ret" in out
+        assert insn == "ret"
     else:
         assert f"active return thunk: {thunk}" in console
-        target = int(re.search(r"return thunk: jmp (0x[0-9a-f]+)", out).group(1), 16)
-        assert thunk in _names_at(built.vmlinux, target)
+        offset = _kaslr_offset(built.vmlinux, "__ukl_return_thunk", int(at, 16))
+        target = int(re.fullmatch(r"jmp (0x[0-9a-f]+)", insn).group(1), 16)
+        assert thunk in _names_at(built.vmlinux, target - offset)
+
+
+def test_kaslr_moves_the_kernel_and_the_program_s_references_with_it():
+    offsets = set()
+    for _ in range(2):
+        built, result, out = _boot("kaslr", "ukl", "max")
+        assert result.status == 0, out
+        assert "address in the code: the kernel's" in out, out
+        assert "pointer in the data: the kernel's" in out, out
+        assert re.search(r"calls reach the kernel: getppid\(\) = \d+, clock_gettime\(\) = 0", out)
+        at = int(re.search(r"__ukl_vdso_clock_gettime at (0x[0-9a-f]+)", out).group(1), 16)
+        offsets.add(_kaslr_offset(built.vmlinux, "__ukl_vdso_clock_gettime", at))
+    # One boot in about 490 keeps the link-time address; two in a row, one in 240,000.
+    assert offsets != {0}, offsets
 
 
 @pytest.mark.parametrize("smp", [1, 2])

@@ -7,7 +7,7 @@ import shutil
 import time
 from pathlib import Path
 
-from . import cc, series, steps
+from . import cc, relocs, series, steps
 from ..errors import UklError
 from ..layout import IMAGES, KBUILD, KERNEL_CONFIGS, OUT
 from ..proc import capture, run
@@ -201,13 +201,27 @@ def _link_executable(app_object: Path, exe: Path, resolved: dict[str, int]):
                 "-o", str(exe)], f"linking {exe.name} against the kernel failed")
 
 
-def _image_object(exe: Path, obj: Path):
-    """An object whose .ukl.image section holds the executable, without its
-    debugging information (app.elf keeps that, for gdb), for vmlinux."""
-    stripped = obj.with_suffix(".elf")
+def _strip(exe: Path) -> Path:
+    """EXE without its debugging information (app.elf keeps that, for gdb)."""
+    stripped = exe.with_suffix(".stripped")
     cc.run_gcc(["objcopy", "--strip-debug", str(exe), str(stripped)], "stripping failed")
+    return stripped
+
+
+def _image_object(app_object: Path, exe: Path, resolved: dict[str, int], obj: Path):
+    """An object for vmlinux: its .ukl.image section holds the executable, and
+    its .ukl.relocs section the executable's references to the kernel, which
+    boot moves with the kernel under KASLR (see relocs)."""
+    shifted = exe.with_name("app-shifted.elf")
+    _link_executable(app_object, shifted, {s: a + relocs.SHIFT for s, a in resolved.items()})
+    image, moved = _strip(exe), _strip(shifted)
+    table = obj.with_suffix(".relocs")
+    table.write_bytes(relocs.table(relocs.fields(image.read_bytes(), moved.read_bytes())))
+    for f in (shifted, moved):
+        f.unlink()
     src = obj.with_suffix(".S")
-    src.write_text(f'\t.section .ukl.image, "a"\n\t.balign 4096\n\t.incbin "{stripped}"\n')
+    src.write_text(f'\t.section .ukl.image, "a"\n\t.balign 4096\n\t.incbin "{image}"\n'
+                   f'\t.section .ukl.relocs, "a"\n\t.balign 4\n\t.incbin "{table}"\n')
     cc.run_gcc(["gcc", "-c", str(src), "-o", str(obj)], "wrapping the application failed")
 
 
@@ -306,7 +320,8 @@ def link(app_object: Path, name: str, flavor: str) -> Path:
         build(flavor)
         ident = identity(flavor)
     stem = name if flavor == "ukl" else f"{name}-{flavor}"
-    key = steps.key_of(digest, ident, (cc.EH_FRAME_LDS).read_text())
+    key = steps.key_of(digest, ident, cc.EH_FRAME_LDS.read_text(),
+                       Path(relocs.__file__).read_text())
     dest = IMAGES / f"{stem}-{key[:16]}"
     IMAGES.mkdir(parents=True, exist_ok=True)
     _hold(dest)
@@ -318,8 +333,9 @@ def link(app_object: Path, name: str, flavor: str) -> Path:
             abi, needed = _ukl_interface(bdir), _needed(app_object)
             check_interface(set(needed.values()), abi, flavor)
             exe, image = dest / "app.elf", dest / "app-image.o"
-            _link_executable(app_object, exe, {s: abi[k] for s, k in needed.items()})
-            _image_object(exe, image)
+            resolved = {s: abi[k] for s, k in needed.items()}
+            _link_executable(app_object, exe, resolved)
+            _image_object(app_object, exe, resolved, image)
             _make(flavor, f"link {name} into the kernel", f"UKL_APP={image}", "bzImage")
             moved = sorted(s for s, a in _ukl_interface(bdir).items() if abi.get(s) != a)
             if moved:
