@@ -7,8 +7,9 @@
  * it is registered, as a probe on entry code is.  A probe on the system
  * call the program makes fires on each call, and the program goes on.
  *
- * "kprobe thunks" tries the kernel's return thunks instead, which the
- * program's returns reach on a kernel with return thunks (mitigations).
+ * "kprobe thunks" tries the kernel's return and indirect thunks instead,
+ * which the program's returns and indirect calls reach on a kernel with
+ * them (mitigations).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +55,8 @@ static unsigned long hits(const char *event)
 static const char *const thunks[] = {
 	"__x86_return_thunk", "srso_return_thunk", "srso_safe_ret",
 	"srso_alias_return_thunk", "retbleed_return_thunk",
+	"call_depth_return_thunk", "its_return_thunk",
+	"__x86_indirect_thunk_rax", "__x86_indirect_its_thunk_rax",
 };
 
 int main(int argc, char **argv)

@@ -165,12 +165,13 @@ def test_the_idle_gates_keep_the_srso_safe_ret_fixup():
 
 
 # The kernel's return thunks that the program's returns reach (F4's residual).
-RETURN_THUNKS = ["__x86_return_thunk", "srso_return_thunk", "srso_safe_ret",
-                 "srso_alias_return_thunk", "retbleed_return_thunk"]
+THUNKS = ["__x86_return_thunk", "srso_return_thunk", "srso_safe_ret",
+          "srso_alias_return_thunk", "retbleed_return_thunk", "call_depth_return_thunk",
+          "its_return_thunk", "__x86_indirect_thunk_rax", "__x86_indirect_its_thunk_rax"]
 
 
 @pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp"])
-def test_probes_on_the_return_thunks_the_program_runs_are_refused(runs, config):
+def test_probes_on_the_thunks_the_program_runs_are_refused(runs, config):
     run = runs("kprobe", config, args=("thunks",))
-    assert run.stdout == "".join(f"kprobe on {t}: Invalid argument\n" for t in RETURN_THUNKS)
+    assert run.stdout == "".join(f"kprobe on {t}: Invalid argument\n" for t in THUNKS)
     assert run.status == 0
