@@ -107,7 +107,8 @@ def test_a_bypassed_call_returns_through_the_return_thunk_on_a_retpoline_kernel(
     """UKL_BYP returns with `jmp *%rcx`, which another process could train;
     on this kernel a bypassed getppid returns as the program's functions do,
     from the return address its call pushed, through __ukl_return_thunk:
-    once per call, with no IRET and no POPF (docs/design.md, "Speculation")."""
+    once per call that has no exit work due, with no IRET and no POPF
+    (docs/design.md, "Speculation")."""
     results = json.loads((bench.run(["ukl-ret-byp"], ["getppid"], quick=True)
                           / "results.json").read_text())
     row = next(run for run in results["runs"] if run["config"] == "ukl-ret-byp")["rows"][0]
@@ -118,7 +119,11 @@ def test_a_bypassed_call_returns_through_the_return_thunk_on_a_retpoline_kernel(
     (window,) = next(r for r in profiled["runs"] if r["config"] == "ukl-ret-byp")["windows"]
     thunk_returns = sum(int(line.rsplit(" ", 1)[1]) for line in window["folded"].splitlines()
                         if line.rsplit(" ", 1)[0].endswith(";__ukl_syscall;__ukl_return_thunk"))
-    assert thunk_returns == window["operations"]
+    # A call during which a tick made a reschedule due takes the full exit
+    # and returns with IRET: 1 in 15000 here, depending on where ticks fall.
+    missed = window["operations"] - thunk_returns
+    assert 0 <= missed <= 2, missed
+    assert not missed or ";__ukl_syscall;ukl_byp_syscall_exit;schedule" in window["folded"]
 
 
 def _section(elf, name: str) -> tuple[int, bytes]:

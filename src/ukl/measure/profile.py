@@ -10,7 +10,8 @@ program's own ELF), become folded stacks, a flame graph and a table by layer.
 The boot that is profiled is also the bench's measurement of the same windows:
 its table gives the bench's own numbers beside the profile's, and for lebench
 bench.md tables its samples as `ukl bench` does (without the mode-switch
-counts: the switch counter is a different plugin).
+counts: the switch counter is a different plugin).  A kernel with KASLR boots
+with `nokaslr` here, so that the plugin's addresses are vmlinux's.
 """
 from pathlib import Path
 
@@ -23,6 +24,8 @@ from ..layout import ROOT
 
 SOURCE = ROOT / "bench" / "profile.c"
 SERVER_REQUESTS = 2000
+# The kernel at its link address, where its symbols are.
+KERNEL_ARGS = ("nokaslr",)
 
 
 def _symbols(built: "api.Built") -> tuple[Path, Path]:
@@ -49,7 +52,7 @@ def _lebench(config: str, ops: list[str], quick: bool) -> dict:
     # A disk moves the timer ticks among the windows (their means, not the
     # bench's minimum): only the fio_* operations, which need it, get one.
     run = bench.boot(built, ops, quick, plugin_args=args, timeout=3600,
-                     disk=any(op.startswith("fio_") for op in ops))
+                     disk=any(op.startswith("fio_") for op in ops), kernel_args=KERNEL_ARGS)
     rows = run["rows"]
     windows = profile_data.parse(raw)
     if len(windows) != len(rows):
@@ -67,7 +70,8 @@ def _server(server: str, config: str, requests: int, clients: int) -> dict:
     built = api.build(server, config)
     args, raw = _plugin(built)
     run = serverbench.run_config(built, requests, tests=serverbench.bench_of(server).tests[:1],
-                                 repeats=1, plugin=args, clients=clients)
+                                 repeats=1, plugin=args, clients=clients,
+                                 kernel_args=KERNEL_ARGS)
     # The probe's first sample only opens a window: sample N closes window N - 1.
     windows = profile_data.parse(raw)
     report = _report(built, [(r["test"], windows[r["window"] - 1], r["requests"],

@@ -77,7 +77,7 @@ def _background(probe: int) -> float:
 
 
 def run_config(built: "api.Built", requests: int, tests=None, repeats: int = REPEATS,
-               plugin=None, clients: int = 1) -> dict:
+               plugin=None, clients: int = 1, kernel_args: tuple = ()) -> dict:
     """One boot of a built server: REPEATS batches of each test.  Each row names
     its plugin window: the number of the probe's sample that ended it, from 0.
     Without another PLUGIN (its shared object and arguments), the switch
@@ -93,7 +93,7 @@ def run_config(built: "api.Built", requests: int, tests=None, repeats: int = REP
     opts = api.Options(ports=[(port, bench.port), (probe, PROBE_PORT)], icount=True,
                        timeout=CLIENT_TIMEOUT, services=[["/bin/ukl-busy", str(PROBE_PORT)]],
                        tools=api.guest_tools(PROBE_TOOL),
-                       kernel_args=KERNEL_ARGS,
+                       kernel_args=[*KERNEL_ARGS, *kernel_args],
                        plugin=plugin, env=bench.env)
     rows = []
     with api.Server(built, opts):
