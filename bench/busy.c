@@ -1,7 +1,8 @@
 /*
  * The guest side of `ukl bench` for servers: for each TCP connection on PORT,
  * one line "<CLOCK_MONOTONIC ns> <idle ns> <interrupts> <context switches>
- * <softirqs> <MemAvailable kB> <processes forked since boot>", then close.  Idle is the time
+ * <softirqs> <MemAvailable kB> <processes forked since boot> <packets received
+ * by busy polling>", then close.  Idle is the time
  * every CPU spent in the idle loop, from the kernel's NO_HZ accounting in
  * /proc/timer_list.  Under QEMU -icount shift=0 a busy guest nanosecond is one
  * guest instruction, so the difference of two samples, busy time, counts the
@@ -48,6 +49,27 @@ static unsigned long long mem_available_kb(void)
 	return kb;
 }
 
+/* TcpExt BusyPollRxPackets: packets that a busy-polling thread received. */
+static unsigned long long busy_poll_rx(void)
+{
+	FILE *f = fopen("/proc/net/netstat", "r");
+	char names[4096], values[4096], *name, *value, *n_end, *v_end;
+	unsigned long long n = 0;
+
+	while (f && fgets(names, sizeof(names), f) && fgets(values, sizeof(values), f)) {
+		if (strncmp(names, "TcpExt:", 7))
+			continue;
+		for (name = strtok_r(names, " \n", &n_end), value = strtok_r(values, " \n", &v_end);
+		     name && value;
+		     name = strtok_r(NULL, " \n", &n_end), value = strtok_r(NULL, " \n", &v_end))
+			if (!strcmp(name, "BusyPollRxPackets"))
+				n = strtoull(value, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /* The first number after KEY on its /proc/stat line (intr, ctxt, softirq, processes). */
 static unsigned long long stat_count(const char *key)
 {
@@ -81,7 +103,7 @@ int main(int argc, char **argv)
 	for (;;) {
 		int fd = accept(lfd, NULL, NULL);
 		struct timespec ts;
-		char out[192];
+		char out[256];
 		unsigned long long idle;
 
 		if (fd < 0)
@@ -90,10 +112,10 @@ int main(int argc, char **argv)
 		asm volatile("nopl 0x554b4c02(%%rax)" ::: "memory");	/* at the clock read */
 		asm volatile("nopl 0x554b4c01(%%rax)" ::: "memory");
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		snprintf(out, sizeof(out), "%llu %llu %llu %llu %llu %llu %llu\n",
+		snprintf(out, sizeof(out), "%llu %llu %llu %llu %llu %llu %llu %llu\n",
 			 ts.tv_sec * 1000000000ULL + ts.tv_nsec, idle, stat_count("intr"),
 			 stat_count("ctxt"), stat_count("softirq"), mem_available_kb(),
-			 stat_count("processes"));
+			 stat_count("processes"), busy_poll_rx());
 		write(fd, out, strlen(out));
 		close(fd);
 	}

@@ -150,13 +150,17 @@ def test_server_bench_table_reports_instructions_spread_and_noisy_host_numbers()
         return {"config": config, "rows": [
             {"test": "get", "repeat": i, "requests": 100, "per_request": v,
              "busy_instructions": 100 * v, "host_noisy": {"rps": 900.0, "p50_ms": 1.0,
-                                                          "p99_ms": None}}
+                                                          "p99_ms": None},
+             "events_per_request": {"interrupts": 1 + i, "context_switches": 2 * i,
+                                    "softirqs": 1, "busy_poll_rx": 0}}
             for i, v in enumerate(per_request)]}
     results = {"server": "redis", "requests": 100,
-               "runs": [run("baseline", [50000, 50250]), run("ukl", [40000, 40100])]}
+               "runs": [run("baseline", [50000, 50250, 50100]), run("ukl", [40000, 40100])]}
     lines = serverbench.table(results).splitlines()
     assert lines[2].startswith("| test | baseline (instructions/request) | ukl | ukl vs Linux |")
-    assert lines[4] == "| get | 50125 | 40050 | -20.1% | 0.50% | 900 / 900 | 1.00/- / 1.00/- |"
+    assert lines[4] == "| get | 50100 | 40050 | -20.1% | 0.50% | 900 / 900 | 1.00/- / 1.00/- |"
+    # The events of the median batch: the baseline's third, ukl's second.
+    assert "| get | 3.00 / 4.00 / 0.00 | 2.00 / 2.00 / 0.00 |" in lines
 
 
 def test_server_bench_rows_get_the_switches_of_their_own_window(tmp_path):

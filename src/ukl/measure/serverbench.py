@@ -43,6 +43,8 @@ PROBE_TOOL = {"ukl-busy": ROOT / "bench" / "busy.c"}
 # switches and from 2 to 1 interrupts per Redis GET, and batches agree within 1%.
 KERNEL_ARGS = ["idle=poll", "virtio_net.napi_tx=0"]
 REPEATS = 3
+# The probe's counters of each request's path, by their place in a sample.
+EVENTS = {"interrupts": 2, "context_switches": 3, "softirqs": 4, "busy_poll_rx": 7}
 BACKGROUND_WINDOW = 5.0     # host seconds
 
 
@@ -60,7 +62,7 @@ def bench_of(server: str) -> recipes.Bench:
 
 def _sample(port: int) -> list[int]:
     """[guest monotonic ns, idle ns, interrupts, context switches, softirqs,
-    MemAvailable kB, processes forked] from
+    MemAvailable kB, processes forked, packets received by busy polling] from
     the guest's probe.  Each sample also closes a plugin window (see bench/busy.c)."""
     with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
         return [int(x) for x in s.makefile().readline().split()]
@@ -116,9 +118,7 @@ def run_config(built: "api.Built", requests: int, tests=None, repeats: int = REP
                 after = _sample(probe)
                 samples += 2
                 (mono0, idle0, *_), (mono1, idle1, *_) = before, after
-                counts = {k: (a - b) / requests for k, a, b in
-                          zip(("interrupts", "context_switches", "softirqs"), after[2:],
-                              before[2:])}
+                counts = {k: (after[i] - before[i]) / requests for k, i in EVENTS.items()}
                 busy = (mono1 - mono0) - (idle1 - idle0)
                 work = busy - background * (mono1 - mono0)
                 rows.append({"test": test, "repeat": rep, "requests": requests,
@@ -126,6 +126,9 @@ def run_config(built: "api.Built", requests: int, tests=None, repeats: int = REP
                              "background_per_ns": background, "per_request": work / requests,
                              "events_per_request": counts, "window": samples - 1,
                              "host_noisy": host})
+    if built.config.busy_poll and not any(r["events_per_request"]["busy_poll_rx"] for r in rows):
+        raise UklError(f"{built.name} received nothing by busy polling under "
+                       f"{built.config.name}: its recipe lacks an epoll busy-poll patch")
     if counting:
         _add_switches(rows, switch_log)
     return {"config": built.config.name, "rows": rows, **built_kernel(built)}
@@ -191,7 +194,25 @@ def table(results: dict) -> str:
         cells += [f"{100 * spread:.2f}%", " / ".join(f"{h['rps']:.0f}" for h in host),
                   " / ".join(f"{_fmt(h['p50_ms'])}/{_fmt(h['p99_ms'])}" for h in host)]
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines + _cycles_table(runs)) + "\n"
+    return "\n".join(lines + _events_table(runs) + _cycles_table(runs)) + "\n"
+
+
+def _events_table(runs: list[dict]) -> list[str]:
+    """What each request's path took, per request, in the median batch's run:
+    interrupts, context switches and packets received by busy polling."""
+    lines = ["", "Events per request (the batch of median cost): interrupts / context "
+             "switches / packets received by busy polling", "",
+             "| test | " + " | ".join(r["config"] for r in runs) + " |",
+             "|" + "---|" * (len(runs) + 1)]
+    for test in _per_test(runs[0]):
+        cells = [test]
+        for run in runs:
+            rows = sorted(_per_test(run)[test], key=lambda x: x["per_request"])
+            events = rows[len(rows) // 2].get("events_per_request", {})
+            cells.append(" / ".join(f"{events.get(k, 0):.2f}" for k in
+                                    ("interrupts", "context_switches", "busy_poll_rx")))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def _median_cycles(rows: list[dict], key: str) -> float:
