@@ -87,3 +87,13 @@ def test_a_lebench_profile_tables_the_bench_samples_of_its_own_boot(tmp_path):
     lines = (tmp_path / "bench.md").read_text().splitlines()
     assert "no mode-switch counts" in lines[0]
     assert lines[4] == "| getppid | 0 | 200 | 150 | -25.0% |"
+
+
+def test_busy_poll_spin_is_the_loop_but_for_received_packets():
+    folded = ("main;epoll_wait;ep_poll;napi_busy_loop;__napi_busy_loop;virtnet_poll 50\n"
+              "main;epoll_wait;ep_poll;napi_busy_loop;__napi_busy_loop;virtnet_poll;"
+              "receive_buf;napi_gro_receive 30\n"
+              "main;epoll_wait;ep_poll;napi_busy_loop;__napi_busy_loop;busy_poll_stop 7\n"
+              "main;read;tcp_recvmsg 100\n")
+    assert profile_data.busy_poll_spin(folded) == 57
+    assert profile_data.busy_poll_spin("main;read;tcp_recvmsg 100\n") == 0

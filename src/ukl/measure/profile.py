@@ -81,6 +81,7 @@ def _server(server: str, config: str, requests: int, clients: int) -> dict:
         w["idle"] = (r["guest_ns"] - r["busy_instructions"]) / r["requests"]
         w["background"] = r["background_per_ns"] * r["guest_ns"] / r["requests"]
         w["bench_per_request"] = r["per_request"]
+        w["spin"] = profile_data.busy_poll_spin(w["folded"]) / r["requests"]
     return report
 
 
@@ -170,6 +171,13 @@ def table(results: dict) -> str:
                 "it | " + " | ".join(f"{w['background']:.0f}" for w in per_run) + " |",
                 "| **a request's cost, as `ukl bench` reports it** | " +
                 " | ".join(f"**{w['bench_per_request']:.0f}**" for w in per_run) + " |"]
+        if any(w.get("spin") for w in per_run):
+            lines += [
+                "| of which busy-poll spin (the loop, but for received packets' paths) | " +
+                " | ".join(f"{w.get('spin', 0):.0f}" for w in per_run) + " |",
+                "| **a request's work: the cost less the spin** | " +
+                " | ".join(f"**{w['bench_per_request'] - w.get('spin', 0):.0f}**"
+                           for w in per_run) + " |"]
         lines.append("")
     return "\n".join(lines)
 

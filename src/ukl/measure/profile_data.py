@@ -154,6 +154,25 @@ def between(folded: str, caller: str, callee: str) -> int:
     return total
 
 
+# Busy polling: the loop, and what under it shows that a packet was received.
+BUSY_LOOP = {"napi_busy_loop", "__napi_busy_loop", "ep_busy_loop"}
+RECEIVED = re.compile(r"receive_buf|napi_gro_receive|gro_|_?_?netif_receive|ip_rcv|tcp_v4_rcv")
+
+
+def busy_poll_spin(folded: str) -> int:
+    """Instructions of the busy-poll loop not spent on a received packet: its
+    empty polls and its own bookkeeping.  A poll that found a packet is
+    charged only the packet's path; the rest of the loop counts as spin, which
+    is the reading most favourable to busy polling."""
+    spin = 0
+    for line in folded.splitlines():
+        stack, count = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        if BUSY_LOOP.intersection(frames) and not any(RECEIVED.match(f) for f in frames):
+            spin += int(count)
+    return spin
+
+
 def layers(window: Window, symbols: Symbols) -> dict[str, int]:
     """Instructions by the layer of the function that executed them."""
     by_layer = Counter()
