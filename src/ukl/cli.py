@@ -173,7 +173,8 @@ def _parser() -> Parser:
     bn.add_argument("--requests", type=_positive("requests"), default=10000,
                     help="requests per measured batch, for servers (default %(default)s)")
     bn.add_argument("--quick", action="store_true", help="few iterations (for tests)")
-    bn.add_argument("--configs", default="", help="comma-separated (default: all)")
+    bn.add_argument("--configs", default="", help="comma-separated, beside baseline (default: "
+                    "ukl,cpl3-on-ukl for lebench, ukl for a server)")
     bn.add_argument("--clients", type=_positive("clients"), default=1,
                     help="client connections, for redis (default %(default)s)")
     bn.add_argument("--ops", default="", help="comma-separated lebench operations (default: all)")
