@@ -26,7 +26,7 @@ from pathlib import Path
 from . import cycles, plugin as plugins
 from .clients import CLIENTS, TIMEOUT as CLIENT_TIMEOUT, reset
 from .results import baseline_first, built_kernel, config_names, pyplot, write
-from .. import api
+from .. import api, configs
 from ..build import recipes
 from ..errors import UklError
 from ..guest import net
@@ -183,6 +183,9 @@ def table(results: dict) -> str:
              f"{REPEATS} batches of {results['requests']} requests over {over}; "
              f"host-side numbers are noisy (TCG)", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    if any(configs.get(r["config"]).busy_poll for r in runs):
+        lines[1:1] = ["", "A busy-polling column counts its spin, which the host client's "
+                      "round trip sets; `ukl profile` separates it from the work."]
     for test, rows in base.items():
         ref = median(rows)
         cells = [test, f"{ref:.0f}"]
