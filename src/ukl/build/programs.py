@@ -103,7 +103,7 @@ def _compile(src: Path, config: Config, out: Path):
     ukl, is_cxx = config.ukl, src.suffix == ".cpp"
     if is_cxx:
         cxx.build(config)
-    sysroot = libc.require(config)
+    sysroot = libc.build(config)
     if not ukl and not is_cxx:
         cc.run_gcc([str(sysroot / "bin" / "musl-gcc"), *CFLAGS, "-static", str(src), "-o",
                     str(out)], f"{src.name} failed to compile")
