@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from .errors import UklError
 
 # Each UKL option: its boot-parameter name and the Kconfig symbol that builds it.
-OPTIONS = {"ret": "CONFIG_UKL_RET", "byp": "CONFIG_UKL_BYP"}
+OPTIONS = {"ret": "CONFIG_UKL_RET", "byp": "CONFIG_UKL_BYP", "wait": "CONFIG_UKL_WAIT"}
 # The kernels UKL programs may be linked into; UKL_KERNEL picks one.
 UKL_KERNELS = ["ukl", "ukl-debug", "ukl-mitigated"]
 KINDS = ("ukl", "baseline")
@@ -30,16 +30,20 @@ class Config:
     kernel: str          # the kernel it boots: "baseline" or one of UKL_KERNELS
     options: tuple = ()  # UKL options selected at boot (keys of OPTIONS)
     busy_poll: int = 0   # epoll busy polling, in microseconds (features.machine)
+    wait_all: bool = False  # every task waits in place (UKL_WAIT's policy at CPL3)
 
     @property
     def ukl(self) -> bool:
         return self.kind == "ukl"
 
     def kernel_args(self) -> list[str]:
-        return [f"ukl={','.join(self.options)}"] if self.options else []
+        args = [f"ukl={','.join(self.options)}"] if self.options else []
+        if "wait" in self.options or self.wait_all:
+            args.append(f"ukl_wait={BUSY_POLL_USECS}")    # the busy pollers' budget
+        return args + (["ukl_wait_all"] if self.wait_all else [])
 
     def required_symbols(self) -> list[str]:
-        return [OPTIONS[o] for o in self.options]
+        return [OPTIONS[o] for o in self.options] + (["CONFIG_UKL_WAIT"] if self.wait_all else [])
 
 
 # How long epoll_wait() polls before it sleeps: longer than the host client's
@@ -55,6 +59,10 @@ CONFIGS = {c.name: c for c in [
     Config("cpl3-on-ukl", "baseline", "ukl"),          # the static binary on the UKL kernel
     # stock Linux tuned for latency: epoll busy polls the device queue
     Config("baseline-busypoll", "baseline", "baseline", busy_poll=BUSY_POLL_USECS),
+    # epoll_wait() waits in place (UKL_WAIT) rather than sleeping ...
+    Config("ukl-ret-byp-wait", "ukl", "ukl", ("ret", "byp", "wait")),
+    # ... and the same policy for an ordinary process: what CPL0 adds to it
+    Config("cpl3-wait-on-ukl", "baseline", "ukl", wait_all=True),
 ]}
 # The spectrum, from the most general to the fastest.
 SPECTRUM = ["ukl", "ukl-ret", "ukl-byp", "ukl-ret-byp"]

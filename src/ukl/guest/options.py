@@ -14,6 +14,9 @@ class Options:
     smp: int = 1
     timeout: float = DEFAULT_TIMEOUT
     icount: bool = False
+    # with icount: off, a halted guest's clock jumps to its next timer, not at
+    # the host's pace, so that its timing does not depend on the host's load
+    icount_sleep: bool = True
     disk: Path | None = None
     ports: list = field(default_factory=list)      # (host, guest) TCP ports
     volumes: list = field(default_factory=list)    # volumes.Volume: mounted, or copied in

@@ -60,7 +60,7 @@ class Machine:
                 "-append", self.cmdline(),
                 "-monitor", f"unix:{self.workdir / MONITOR},server=on,wait=off"]
         if spec.icount:
-            argv += ["-icount", "shift=0"]
+            argv += ["-icount", "shift=0" + ("" if spec.icount_sleep else ",sleep=off")]
         argv += spec.devices
         # User-mode networking: the guest is 10.0.2.15; published ports listen
         # on the host's loopback only.

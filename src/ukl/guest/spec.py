@@ -44,6 +44,7 @@ class GuestSpec:
     memory_mb: int = 512
     cpu: str = "max"
     icount: bool = False
+    icount_sleep: bool = True
     tcg_only: bool = False         # KVM cannot serve (gdb's breakpoints)
 
     def hook(self, point: str, name: str, script: str):

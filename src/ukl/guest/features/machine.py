@@ -18,6 +18,7 @@ def check(opts, config, bind=True):
 
 def contribute(spec, built, opts):
     spec.smp, spec.cpu, spec.icount = opts.smp, opts.cpu, opts.icount
+    spec.icount_sleep = opts.icount_sleep
     # Measurements also fix the address-space layout, which otherwise moves
     # page-table and fork costs by a few percent from boot to boot.
     spec.kernel_args += (["norandmaps"] if opts.icount else []) + built.config.kernel_args()
