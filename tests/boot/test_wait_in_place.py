@@ -3,12 +3,12 @@ sleeping, and keeps Linux's behaviour (examples/waitplace.c).
 
 On one CPU the guest counts instructions as time and does not wait for the
 host when halted, so its timing is its own whatever else the host runs.
-Two CPUs run in parallel, on the host's clock (QEMU's single-threaded
+Two CPUs run in parallel, on the host's clock: QEMU's single-threaded
 instruction counting takes turns between CPUs too coarsely for a reader on
-one to see the other wait, and hung 1 boot in 4 with this program, under
-every configuration with UKL_RET as under the attribution control); those
-tests give the waiter a 50 ms budget and the host's pace does not decide
-them."""
+one to see the other wait, and with sleep=off it hung 1 to 4 boots in 6 of
+"state" under the UKL_RET configurations, and once under the attribution
+control (docs/design.md, UKL_WAIT).  Those tests give the waiter a 50 ms
+budget, so that the host's pace does not decide them."""
 import io
 
 import pytest
