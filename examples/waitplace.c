@@ -6,8 +6,8 @@
  *   signal   a signal ends an endless wait with EINTR
  *   pipe     a child on the other CPU writes a pipe 20 times; the waiter
  *            says how often it was woken and how often it slept
- *   state    the waiter's state in /proc, read from the other CPU 5 ms and
- *            105 ms into an endless wait
+ *   state    the waiter's state in /proc, read from the other CPU: R if
+ *            ever so from 5 to 45 ms into an endless wait, and at 145 ms
  *   fair     a CPU-bound child shares the waiter's only CPU: its share
  */
 #define _GNU_SOURCE
@@ -181,8 +181,13 @@ static void state(void)
 	if (pid == 0) {
 		pin(1);
 		seen[2] = 1;
+		while (!seen[3])
+			;
 		spin_us(5000);
-		seen[0] = proc_state(waiter);
+		seen[0] = 'S';
+		for (int i = 0; i < 40; i++, spin_us(1000))
+			if (proc_state(waiter) == 'R')
+				seen[0] = 'R';
 		usleep(100000);
 		seen[1] = proc_state(waiter);
 		write(fds[1], "x", 1);
@@ -191,9 +196,10 @@ static void state(void)
 	pin(0);
 	while (!seen[2])	/* the waiter's CPU is its own */
 		;
+	seen[3] = 1;
 	epoll_wait(ep, &ev, 1, -1);
 	waitpid(pid, NULL, 0);
-	printf("waiting: %c after 5 ms, %c after 105 ms\n", seen[0], seen[1]);
+	printf("waiting: %c from 5 to 45 ms, %c after 145 ms\n", seen[0], seen[1]);
 }
 
 static void fair(void)

@@ -118,8 +118,11 @@ def test_perf_call_graphs_run_from_the_program_into_the_kernel(tmp_path, config,
                      if re.search(r";_start;libc_start_main_stage2;checksum[.\w]*$", s))
     in_kernel = sum(n for s, n in stacks.items() if re.search(
         rf";_start;libc_start_main_stage2;main;save[.\w]*;pwrite64;.*{gate}.*;vfs_write;", s))
-    # Most samples are in one of the two, each with its whole stack.
-    assert in_program > total / 10 and in_kernel > total / 10, \
+    # Most samples are in one of the two, each with its whole stack.  Their
+    # shares follow TCG's speed at each (on Linux, under CI's load, 9% of
+    # the samples were in checksum, 88% in the copy of pwrite).
+    assert in_program > total / 20 and in_kernel > total / 20 and \
+        in_program + in_kernel > total * 0.8, \
         (tmp_path / "perf-report.txt").read_text()[:3000]
     report = (tmp_path / "perf-report.txt").read_text()
     assert re.search(r"%\s+checksum[.\w]*$", report, re.M)
