@@ -10,6 +10,7 @@ one to see the other wait, and with sleep=off it hung 1 to 4 boots in 6 of
 control (docs/design.md, UKL_WAIT).  Those tests give the waiter a 50 ms
 budget, so that the host's pace does not decide them."""
 import io
+import os
 
 import pytest
 
@@ -47,6 +48,14 @@ def test_a_signal_ends_an_endless_wait_on_two_cpus(config):
     assert waitplace(config, 2, "signal", LONG_BUDGET) == SAME_AS_LINUX["signal"]
 
 
+# Whether a waiter waits in place on two CPUs depends on what else the
+# guest's CPU runs at that moment, which on a host running another guest
+# per core (pytest -n) is anyone's guess; alone they pass.
+ALONE = pytest.mark.skipif(int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1,
+                           reason="needs a host that runs no other guest: "
+                                  "pytest tests/boot/test_wait_in_place.py")
+
+
 def one_boot_in_three(config, what, waited) -> str:
     """Waiting in place yields to any other runnable task, and on a loaded
     host the guest's kernel threads run at odd times: a waiting
@@ -58,6 +67,7 @@ def one_boot_in_three(config, what, waited) -> str:
     return out
 
 
+@ALONE
 @pytest.mark.parametrize("config", ["baseline", *WAITING])
 def test_a_pipe_written_on_the_other_cpu_wakes_a_waiter_that_did_not_sleep(config):
     def sleeps(out):
@@ -69,6 +79,7 @@ def test_a_pipe_written_on_the_other_cpu_wakes_a_waiter_that_did_not_sleep(confi
     assert sleeps(out) == 20 if config == "baseline" else sleeps(out) <= 2, out
 
 
+@ALONE
 @pytest.mark.parametrize("config", ["baseline", *WAITING])
 def test_a_waiter_shows_running_in_proc_until_its_budget_ends(config):
     now = "S" if config == "baseline" else "R"
