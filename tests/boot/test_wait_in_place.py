@@ -8,7 +8,8 @@ instruction counting takes turns between CPUs too coarsely for a reader on
 one to see the other wait, and with sleep=off it hung 1 to 4 boots in 6 of
 "state" under the UKL_RET configurations, and once under the attribution
 control (docs/design.md, UKL_WAIT).  Those tests give the waiter a 50 ms
-budget, so that the host's pace does not decide them."""
+budget; the two that need it to wait in place run only on a host with no
+other guest (ALONE)."""
 import io
 import os
 
