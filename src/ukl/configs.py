@@ -63,6 +63,8 @@ CONFIGS = {c.name: c for c in [
     Config("ukl-ret-byp-wait", "ukl", "ukl", ("ret", "byp", "wait")),
     # ... and the same policy for an ordinary process: what CPL0 adds to it
     Config("cpl3-wait-on-ukl", "baseline", "ukl", wait_all=True),
+    # the UKL program with Linux's busy polling: what UKL adds to it
+    Config("ukl-ret-byp-busypoll", "ukl", "ukl", ("ret", "byp"), busy_poll=BUSY_POLL_USECS),
 ]}
 # The spectrum, from the most general to the fastest.
 SPECTRUM = ["ukl", "ukl-ret", "ukl-byp", "ukl-ret-byp"]

@@ -44,6 +44,13 @@ def test_timeouts_signals_and_a_cpu_bound_neighbour_see_linux(what, config):
     assert waitplace(config, 1, what) == SAME_AS_LINUX[what]
 
 
+@pytest.mark.parametrize("config", WAITING)
+def test_a_timeout_within_the_budget_ends_a_wait_in_place_at_most_a_tick_late(config):
+    # With a 50 ms budget the 10 and 50 ms timeouts end waits in place, which
+    # notice them at the next tick; the 1 ms one is less than a tick away.
+    assert waitplace(config, 1, "timeout", LONG_BUDGET) == SAME_AS_LINUX["timeout"]
+
+
 @pytest.mark.parametrize("config", ["baseline", *WAITING])
 def test_a_signal_ends_an_endless_wait_on_two_cpus(config):
     assert waitplace(config, 2, "signal", LONG_BUDGET) == SAME_AS_LINUX["signal"]

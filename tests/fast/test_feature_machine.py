@@ -6,11 +6,12 @@ from ukl import api
 
 
 def test_qemu_command_for_measurements(guest):
-    g = guest(api.Options(icount=True, plugin=(Path("/p.so"), ["a=1"])))
+    g = guest(api.Options(icount=True, plugins=[(Path("/p.so"), ["a=1"]), (Path("/q.so"), [])]))
     argv = g.argv
     assert argv[argv.index("-icount") + 1] == "shift=0"
     assert argv[argv.index("-accel") + 1] == "tcg,thread=single"
-    assert argv[argv.index("-plugin") + 1] == "file=/p.so,a=1"
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "-plugin"] == ["file=/p.so,a=1",
+                                                                           "file=/q.so"]
     assert g.spec.tcg_only and argv[argv.index("-append") + 1].endswith(" norandmaps")
 
 

@@ -145,22 +145,28 @@ def test_bench_table_is_relative_to_linux_whatever_the_order():
     assert results["runs"][0]["config"] == "ukl"
 
 
-def test_server_bench_table_reports_instructions_spread_and_noisy_host_numbers():
-    def run(config, per_request):
+def test_server_bench_table_reports_work_total_spread_events_and_noisy_host_numbers():
+    def run(config, work, spin=0):
         return {"config": config, "rows": [
             {"test": "get", "repeat": i, "requests": 100, "per_request": v,
-             "busy_instructions": 100 * v, "host_noisy": {"rps": 900.0, "p50_ms": 1.0,
-                                                          "p99_ms": None},
+             "total_per_request": v + spin,
+             "host_noisy": {"rps": 900.0, "p50_ms": 1.0, "p99_ms": None},
              "events_per_request": {"interrupts": 1 + i, "context_switches": 2 * i,
                                     "softirqs": 1, "busy_poll_rx": 0}}
-            for i, v in enumerate(per_request)]}
+            for i, v in enumerate(work)]}
     results = {"server": "redis", "requests": 100,
-               "runs": [run("baseline", [50000, 50250, 50100]), run("ukl", [40000, 40100])]}
+               "runs": [run("ukl", [40000, 40100]), run("baseline", [50000, 50250, 50100]),
+                        run("baseline-busypoll", [45000, 45000, 45000], spin=5000)]}
     lines = serverbench.table(results).splitlines()
-    assert lines[2].startswith("| test | baseline (instructions/request) | ukl | ukl vs Linux |")
-    assert lines[4] == "| get | 50100 | 40050 | -20.1% | 0.50% | 900 / 900 | 1.00/- / 1.00/- |"
-    # The events of the median batch: the baseline's third, ukl's second.
-    assert "| get | 3.00 / 4.00 / 0.00 | 2.00 / 2.00 / 0.00 |" in lines
+    assert lines[6] == ("| configuration | work | total | work vs Linux | work vs busy polling "
+                        "| total vs busy polling | batch spread | interrupts | context switches "
+                        "| busy-poll packets | noisy: rps | noisy: p50/p99 ms |")
+    # Stock Linux first; the events of the median batch: the baseline's third, ukl's second.
+    assert lines[8] == ("| baseline | 50100 | 50100 | +0.0% | +11.3% | +0.2% | 0.50% | 3.00 | "
+                        "4.00 | 0.00 | 900 | 1.00/- |")
+    assert lines[9] == ("| ukl | 40050 | 40050 | -20.1% | -11.0% | -19.9% | 0.25% | 2.00 | "
+                        "2.00 | 0.00 | 900 | 1.00/- |")
+    assert lines[10].startswith("| baseline-busypoll | 45000 | 50000 | -10.2% | +0.0% | +0.0% |")
 
 
 def test_server_bench_rows_get_the_switches_of_their_own_window(tmp_path):

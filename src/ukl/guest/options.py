@@ -22,7 +22,7 @@ class Options:
     volumes: list = field(default_factory=list)    # volumes.Volume: mounted, or copied in
     services: list = field(default_factory=list)   # commands started before the program
     kernel_args: list = field(default_factory=list)   # words added to the kernel's command line
-    plugin: tuple | None = None    # a QEMU TCG plugin and its "key=value" arguments
+    plugins: list = field(default_factory=list)    # QEMU TCG plugins: (path, "key=value" args)
     cpu: str = "max"               # QEMU's -cpu
     out: Path | None = None        # the host directory that receives the guest's /out
     stop: Stop | None = None       # delivers the host's SIGTERM and SIGINT to the program

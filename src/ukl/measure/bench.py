@@ -43,9 +43,9 @@ def _scratch_disk() -> Path:
 
 
 def boot(built: "api.Built", ops: list[str], quick: bool, icount: bool = True,
-         plugin_args: tuple | None = None, timeout: float = 1800, disk: bool = True,
+         plugins: list = (), timeout: float = 1800, disk: bool = True,
          kernel_args: tuple = ()) -> dict:
-    """One boot of lebench, BUILT, with a QEMU plugin if given, and the scratch
+    """One boot of lebench, BUILT, with QEMU PLUGINS, and the scratch
     disk the fio_* operations use if DISK: the bench's record of the run, every
     sample.  `ukl profile` boots it here too, so its windows and the bench's
     samples come from the same boot."""
@@ -54,7 +54,7 @@ def boot(built: "api.Built", ops: list[str], quick: bool, icount: bool = True,
     start = time.monotonic()
     res = api.boot(built, api.Options(tuple(args), icount=icount, timeout=timeout,
                                       disk=_scratch_disk() if disk else None,
-                                      plugin=plugin_args, kernel_args=list(kernel_args)),
+                                      plugins=list(plugins), kernel_args=list(kernel_args)),
                    stdout=out, stderr=err)
     if res.status != 0:
         raise UklError(f"lebench on {built.config.name} exited with {res.status}: "
@@ -69,7 +69,7 @@ def _run_one(config: str, ops: list[str], quick: bool, icount: bool,
              kernel_args: tuple) -> dict:
     built = api.build(str(LEBENCH), config)
     counts = api.run_dir(built) / "switches.jsonl"
-    counter = (plugin.build(), (f"out={counts}",)) if icount else None
+    counter = [(plugin.build(), (f"out={counts}",))] if icount else []
     run = boot(built, ops, quick, icount, counter, kernel_args=kernel_args)
     if icount:
         _add_switches(run["rows"], counts)

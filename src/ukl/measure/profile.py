@@ -28,18 +28,16 @@ SERVER_REQUESTS = 2000
 KERNEL_ARGS = ("nokaslr",)
 
 
-def _symbols(built: "api.Built") -> tuple[Path, Path]:
-    """vmlinux and the program's ELF with symbols, as booted."""
-    return built.vmlinux, built.elf
-
-
-def _plugin(built: "api.Built") -> tuple:
-    run_dir = api.run_dir(built)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    entries = run_dir / "entries.txt"
-    entries.write_text(profile_data.entry_points(*_symbols(built)))
-    so = plugin.build(SOURCE, "profile")
-    return (so, (f"out={run_dir / 'profile.txt'}", f"entries={entries}")), run_dir / "profile.txt"
+# What `ukl bench` leaves out of a batch's count, and what it reports.
+SERVER_ROWS = [
+    ("of which the idle task's poll loop", "idle_loop"),
+    ("of which background (ticks, the server's timers), at the quiet window's rate",
+     "background"),
+    ("of which busy-poll spin (the loop, but for received packets' paths)", "spin"),
+    ("**a request's total, as `ukl bench` reports it** (spin in)", "bench_total"),
+    ("**a request's work, as `ukl bench` reports it**", "bench_work"),
+    ("the kernel clock's busy time (a halt in a task counts as work)", "clock_busy"),
+]
 
 
 def targets() -> list[str]:
@@ -48,10 +46,10 @@ def targets() -> list[str]:
 
 def _lebench(config: str, ops: list[str], quick: bool) -> dict:
     built = api.build(str(bench.LEBENCH), config)
-    args, raw = _plugin(built)
+    args, raw = plugin.profiler(built)
     # A disk moves the timer ticks among the windows (their means, not the
     # bench's minimum): only the fio_* operations, which need it, get one.
-    run = bench.boot(built, ops, quick, plugin_args=args, timeout=3600,
+    run = bench.boot(built, ops, quick, plugins=[args], timeout=3600,
                      disk=any(op.startswith("fio_") for op in ops), kernel_args=KERNEL_ARGS)
     rows = run["rows"]
     windows = profile_data.parse(raw)
@@ -67,28 +65,26 @@ def _lebench(config: str, ops: list[str], quick: bool) -> dict:
 
 
 def _server(server: str, config: str, requests: int, clients: int) -> dict:
+    """The bench's own boot: its windows are the profile's."""
     built = api.build(server, config)
-    args, raw = _plugin(built)
-    run = serverbench.run_config(built, requests, tests=serverbench.bench_of(server).tests[:1],
-                                 repeats=1, plugin=args, clients=clients,
-                                 kernel_args=KERNEL_ARGS)
-    # The probe's first sample only opens a window: sample N closes window N - 1.
-    windows = profile_data.parse(raw)
+    run, windows, _ = serverbench.measure(built, requests,
+                                          tests=serverbench.bench_of(server).tests[:1],
+                                          repeats=1, clients=clients)
+    rows = run["rows"]
     report = _report(built, [(r["test"], windows[r["window"] - 1], r["requests"],
-                              r["guest_ns"]) for r in run["rows"]])
-    for w, r in zip(report["windows"], run["rows"]):
-        # What the bench leaves out of a request's cost, per request.
-        w["idle"] = (r["guest_ns"] - r["busy_instructions"]) / r["requests"]
-        w["background"] = r["background_per_ns"] * r["guest_ns"] / r["requests"]
-        w["bench_per_request"] = r["per_request"]
-        w["spin"] = profile_data.busy_poll_spin(w["folded"]) / r["requests"]
+                              r["counted"]) for r in rows])
+    for w, r in zip(report["windows"], rows):
+        n = r["requests"]
+        w.update({k: r[k] / n for k in ("idle_loop", "background", "spin", "clock_busy")})
+        w["bench_total"] = r["total_per_request"]
+        w["bench_work"] = r["per_request"]
     return report
 
 
 def _report(built: "api.Built", measured: list[tuple]) -> dict:
     """MEASURED: (name, window, operations in it, the bench's own count of its
     instructions).  Folded stacks and layers per operation."""
-    vmlinux, program = _symbols(built)
+    vmlinux, program = built.vmlinux, built.elf
     libc_a = libc.sysroot(built.config) / "lib" / "libc.a"
     symbols = profile_data.Symbols(vmlinux, program,
                                    {name for _, name in profile_data.nm(libc_a)})
@@ -157,27 +153,17 @@ def table(results: dict) -> str:
                                                        for w in per_run) + " |")
         lines.append("| **total** | " + " | ".join(
             f"**{w['total'] / w['operations']:.0f}**" for w in per_run) + " |")
-        lines.append("| the bench's count | " + " | ".join(
-            f"{w['bench_total'] / w['operations']:.0f} ({_agree(w)})" for w in per_run) + " |")
+        if "idle_loop" not in per_run[0]:
+            lines.append("| the bench's count | " + " | ".join(
+                f"{w['bench_total'] / w['operations']:.0f} ({_agree(w)})" for w in per_run) +
+                " |")
         if "bench_min" in per_run[0]:
             lines.append("| **an operation's cost, as `ukl bench` reports it (the minimum "
                          "sample)** | " + " | ".join(f"**{w['bench_min']}**" for w in per_run) +
                          " |")
-        if "idle" in per_run[0]:
-            lines += [
-                "| of which idle, as the kernel accounts it | " +
-                " | ".join(f"{w['idle']:.0f}" for w in per_run) + " |",
-                "| of which background (ticks, the server's timers), as the bench estimates "
-                "it | " + " | ".join(f"{w['background']:.0f}" for w in per_run) + " |",
-                "| **a request's cost, as `ukl bench` reports it** | " +
-                " | ".join(f"**{w['bench_per_request']:.0f}**" for w in per_run) + " |"]
-        if any(w.get("spin") for w in per_run):
-            lines += [
-                "| of which busy-poll spin (the loop, but for received packets' paths) | " +
-                " | ".join(f"{w.get('spin', 0):.0f}" for w in per_run) + " |",
-                "| **a request's work: the cost less the spin** | " +
-                " | ".join(f"**{w['bench_per_request'] - w.get('spin', 0):.0f}**"
-                           for w in per_run) + " |"]
+        if "idle_loop" in per_run[0]:
+            lines += [f"| {label} | " + " | ".join(f"{w[key]:.0f}" for w in per_run) + " |"
+                      for label, key in SERVER_ROWS]
         lines.append("")
     return "\n".join(lines)
 

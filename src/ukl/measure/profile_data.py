@@ -173,6 +173,17 @@ def busy_poll_spin(folded: str) -> int:
     return spin
 
 
+# The idle task's poll loop (idle=poll): neither a request's work nor the server's.
+IDLE_LOOP = "cpu_idle_poll"
+
+
+def idle_loop(folded: str) -> int:
+    """Instructions of the idle task's poll loop itself: what it calls, and
+    the interrupts it takes, are work."""
+    return sum(int(line.rsplit(" ", 1)[1]) for line in folded.splitlines()
+               if line.rsplit(" ", 1)[0].rsplit(";", 1)[-1] == IDLE_LOOP)
+
+
 def layers(window: Window, symbols: Symbols) -> dict[str, int]:
     """Instructions by the layer of the function that executed them."""
     by_layer = Counter()

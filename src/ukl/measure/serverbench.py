@@ -2,16 +2,24 @@
 host that its [bench] table names (clients.py), every configuration beside
 the stock baseline in the same run.
 
-The headline is guest instructions per request.  The guest runs under
-`-icount shift=0`, where a busy guest nanosecond is one instruction; a probe
-in the guest (bench/busy.c) reports the monotonic clock and the kernel's idle
-time, so busy time over a measured batch of requests is the instructions the
-guest executed for them: the server, the network stack, interrupts.  The
-background rate of an unloaded guest (timer ticks, the server's own periodic
-work) is measured once per boot and subtracted in proportion to each batch's
-guest time.  Each test runs REPEATS batches in one boot; the table gives the
-median and the spread.  Host-side requests per second and latency percentiles
-are kept too, labelled noisy: under TCG they measure the emulator.
+The headline is guest instructions per request, counted by a QEMU TCG plugin
+(bench/profile.c) over each measured batch: every instruction the guest
+executed, with its call stack.  A probe in the guest (bench/busy.c) opens and
+closes the plugin's windows and reports the kernel's counters beside.  Of
+each window's count, three things are not the requests':
+- the idle task's poll loop (the guest boots with idle=poll);
+- the background, the timer ticks and the server's own periodic work, at the
+  rate of an unloaded window of the same boot, in proportion to guest time;
+- busy-poll spin: the busy-poll loop, but for the paths of the packets it
+  received (profile_data.busy_poll_spin), the reading most favourable to
+  busy polling.
+A request's *total* leaves out the first two; its *work* leaves out the spin
+too.  The kernel's clock is no such count: under -icount with sleep=on a
+halt inside a task advances the clock as if it were work, so the clock's
+busy time is kept only as a cross-check.  Each test runs REPEATS batches in
+one boot; the table gives the median and the spread.  Host-side requests per
+second and latency percentiles are kept too, labelled noisy: under TCG they
+measure the emulator.
 
 The switch counter (bench/switches.c) runs beside, over the same windows, so
 each batch also has its mode-switch instructions per request and the
@@ -23,10 +31,10 @@ import statistics
 import time
 from pathlib import Path
 
-from . import cycles, plugin as plugins
+from . import cycles, plugin as plugins, profile_data
 from .clients import CLIENTS, TIMEOUT as CLIENT_TIMEOUT, reset
 from .results import baseline_first, built_kernel, config_names, pyplot, write
-from .. import api, configs
+from .. import api
 from ..build import recipes
 from ..errors import UklError
 from ..guest import net
@@ -41,11 +49,13 @@ PROBE_TOOL = {"ukl-busy": ROOT / "bench" / "busy.c"}
 # interrupt (which otherwise lands either in the idle loop or in the server and
 # wakes ksoftirqd only in the second case).  Measured: from 2.4 to 2.0 context
 # switches and from 2 to 1 interrupts per Redis GET, and batches agree within 1%.
-KERNEL_ARGS = ["idle=poll", "virtio_net.napi_tx=0"]
+# The kernel sits at its link address, where the plugin's stacks find its symbols.
+KERNEL_ARGS = ["idle=poll", "virtio_net.napi_tx=0", "nokaslr"]
 REPEATS = 3
 # The probe's counters of each request's path, by their place in a sample.
 EVENTS = {"interrupts": 2, "context_switches": 3, "softirqs": 4, "busy_poll_rx": 7}
 BACKGROUND_WINDOW = 5.0     # host seconds
+BUSY_POLL = "baseline-busypoll"
 
 
 def servers() -> list[str]:
@@ -63,75 +73,88 @@ def bench_of(server: str) -> recipes.Bench:
 def _sample(port: int) -> list[int]:
     """[guest monotonic ns, idle ns, interrupts, context switches, softirqs,
     MemAvailable kB, processes forked, packets received by busy polling] from
-    the guest's probe.  Each sample also closes a plugin window (see bench/busy.c)."""
+    the guest's probe.  Each sample closes a plugin window and opens the next."""
     with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
         return [int(x) for x in s.makefile().readline().split()]
 
 
-def _background(probe: int) -> float:
-    """Busy guest instructions per guest nanosecond with no requests: the timer
-    ticks of the polling idle loop and the server's periodic work, which a
-    batch pays in proportion to its guest time, however slow the host client."""
-    mono0, idle0 = _sample(probe)[:2]
-    time.sleep(BACKGROUND_WINDOW)
-    mono1, idle1 = _sample(probe)[:2]
-    return ((mono1 - mono0) - (idle1 - idle0)) / (mono1 - mono0)
+def _not_requests(folded: str) -> tuple[int, int]:
+    """A window's idle-loop and busy-poll-spin instructions."""
+    return profile_data.idle_loop(folded), profile_data.busy_poll_spin(folded)
 
 
-def run_config(built: "api.Built", requests: int, tests=None, repeats: int = REPEATS,
-               plugin=None, clients: int = 1, kernel_args: tuple = ()) -> dict:
-    """One boot of a built server: REPEATS batches of each test.  Each row names
-    its plugin window: the number of the probe's sample that ended it, from 0.
-    Without another PLUGIN (its shared object and arguments), the switch
-    counter's windows give each row its mode switches and estimated cycles."""
+def measure(built: "api.Built", requests: int, tests=None, repeats: int = REPEATS,
+            clients: int = 1, kernel_args: tuple = ()) -> tuple[dict, list, list[str]]:
+    """One boot of a built server: REPEATS batches of each test.  Returns the
+    run, the plugin's windows and their folded stacks (the first window is
+    the unloaded one; each row names its own, `window`)."""
     bench = bench_of(built.name)
     client = CLIENTS[bench.client]
     tests = tests or bench.tests
     port, probe = net.free_port(), net.free_port()
-    switch_log, counting = api.run_dir(built) / "switches.jsonl", plugin is None
-    if counting:
-        switch_log.unlink(missing_ok=True)
-        plugin = (plugins.build(), (f"out={switch_log}",))
+    switch_log = api.run_dir(built) / "switches.jsonl"
+    switch_log.unlink(missing_ok=True)
+    profiler, raw = plugins.profiler(built)
+    raw.unlink(missing_ok=True)
     opts = api.Options(ports=[(port, bench.port), (probe, PROBE_PORT)], icount=True,
                        timeout=CLIENT_TIMEOUT, services=[["/bin/ukl-busy", str(PROBE_PORT)]],
                        tools=api.guest_tools(PROBE_TOOL),
                        kernel_args=[*KERNEL_ARGS, *kernel_args],
-                       plugin=plugin, env=bench.env)
-    rows = []
+                       plugins=[profiler, (plugins.build(), (f"out={switch_log}",))],
+                       env=bench.env)
+    batches = []
     with api.Server(built, opts):
         if client.prepare:
             client.prepare(port)
         client.send(port, tests[0], max(10, requests // 10), clients)    # warm up
-        background = _background(probe)
+        quiet = [_sample(probe)]
+        time.sleep(BACKGROUND_WINDOW)
+        quiet.append(_sample(probe))
         # A batch before the measured ones: a server's own threads slow down
-        # in the idle window and speed up again with the requests (memcached's
+        # in the quiet window and speed up again with the requests (memcached's
         # LRU maintainer did about 600 instructions a get less in the first
         # batch than in the next two).
         reset(client, port)
         client.send(port, tests[0], requests, clients)
-        samples = 2
         for test in tests:
             for rep in range(repeats):
                 reset(client, port)
                 before = _sample(probe)
                 host = client.send(port, test, requests, clients)
-                after = _sample(probe)
-                samples += 2
-                (mono0, idle0, *_), (mono1, idle1, *_) = before, after
-                counts = {k: (after[i] - before[i]) / requests for k, i in EVENTS.items()}
-                busy = (mono1 - mono0) - (idle1 - idle0)
-                work = busy - background * (mono1 - mono0)
-                rows.append({"test": test, "repeat": rep, "requests": requests,
-                             "busy_instructions": busy, "guest_ns": mono1 - mono0,
-                             "background_per_ns": background, "per_request": work / requests,
-                             "events_per_request": counts, "window": samples - 1,
-                             "host_noisy": host})
+                batches.append((test, rep, before, _sample(probe), host))
+    windows = profile_data.parse(raw)
+    symbols = profile_data.Symbols(built.vmlinux, built.elf)
+    folded = [profile_data.fold(w, symbols) for w in windows]
+    # Sample k closes window k - 1; the quiet window is the first.
+    idle, spin = _not_requests(folded[0])
+    background = (windows[0].total - idle - spin) / (quiet[1][0] - quiet[0][0])
+    rows = []
+    for i, (test, rep, before, after, host) in enumerate(batches):
+        window = 3 + 2 * i
+        idle, spin = _not_requests(folded[window - 1])
+        guest_ns = after[0] - before[0]
+        total = windows[window - 1].total - idle - background * guest_ns
+        rows.append({
+            "test": test, "repeat": rep, "requests": requests, "window": window,
+            "guest_ns": guest_ns, "counted": windows[window - 1].total, "idle_loop": idle,
+            "background": background * guest_ns, "spin": spin,
+            "total_per_request": total / requests,
+            "per_request": (total - spin) / requests,
+            "clock_busy": guest_ns - (after[1] - before[1]),
+            "events_per_request": {k: (after[j] - before[j]) / requests
+                                   for k, j in EVENTS.items()},
+            "host_noisy": host})
     if built.config.busy_poll and not any(r["events_per_request"]["busy_poll_rx"] for r in rows):
         raise UklError(f"{built.name} received nothing by busy polling under "
                        f"{built.config.name}: its recipe lacks an epoll busy-poll patch")
-    if counting:
-        _add_switches(rows, switch_log)
-    return {"config": built.config.name, "rows": rows, **built_kernel(built)}
+    _add_switches(rows, switch_log)
+    run = {"config": built.config.name, "background_per_ns": background, "rows": rows,
+           **built_kernel(built)}
+    return run, windows, folded
+
+
+def run_config(built: "api.Built", requests: int, clients: int = 1) -> dict:
+    return measure(built, requests, clients=clients)[0]
 
 
 def _add_switches(rows: list[dict], counts: Path):
@@ -157,7 +180,7 @@ def run(server: str, configs=None, requests: int = 10000, clients: int = 1) -> P
     configs = config_names(configs or [], ["ukl"])
     return write(f"{server}-", {
         "server": server, "requests": requests, "clients": clients,
-        "metric": "guest instructions per request (busy time under -icount shift=0)",
+        "metric": "guest instructions per request (TCG plugin count under -icount shift=0)",
         "runs": [run_config(api.build(server, c), requests, clients=clients)
                  for c in configs]}, table, plot)
 
@@ -169,53 +192,60 @@ def _per_test(run: dict) -> dict:
     return out
 
 
+def median(rows: list[dict], key: str = "per_request") -> float:
+    """The headline: the median batch, which a single lumpy batch cannot move."""
+    return statistics.median(x[key] for x in rows)
+
+
+def spread(rows: list[dict]) -> float:
+    """The batches' largest relative distance, of work or of total."""
+    return max((max(v) - min(v)) / statistics.median(v) for v in
+               ([x[k] for x in rows] for k in ("per_request", "total_per_request")))
+
+
+def _median_batch(rows: list[dict]) -> dict:
+    return sorted(rows, key=lambda x: x["per_request"])[len(rows) // 2]
+
+
+def _vs(value: float, ref: float) -> str:
+    return f"{100 * (value - ref) / ref:+.1f}%"
+
+
 def table(results: dict) -> str:
     runs = baseline_first(results["runs"])
-    base = _per_test(runs[0])
-    head = ["test", "baseline (instructions/request)"]
-    for r in runs[1:]:
-        head += [f"{r['config']}", f"{r['config']} vs Linux"]
-    head += ["repeat spread", "noisy: rps " + " / ".join(r["config"] for r in runs),
-             "noisy: p50/p99 ms " + " / ".join(r["config"] for r in runs)]
+    polling = next((r for r in runs if r["config"] == BUSY_POLL), None)
     clients = results.get("clients", 1)
     over = "one client connection" if clients == 1 else f"{clients} client connections"
     lines = [f"{results['server']}: guest instructions per request, the median of "
-             f"{REPEATS} batches of {results['requests']} requests over {over}; "
-             f"host-side numbers are noisy (TCG)", "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    if any(configs.get(r["config"]).busy_poll for r in runs):
-        lines[1:1] = ["", "A busy-polling column counts its spin, which the host client's "
-                      "round trip sets; `ukl profile` separates it from the work."]
-    for test, rows in base.items():
-        ref = median(rows)
-        cells = [test, f"{ref:.0f}"]
-        spread = max([_spread(rows), *(_spread(_per_test(r)[test]) for r in runs[1:])])
-        for r in runs[1:]:
-            v = median(_per_test(r)[test])
-            cells += [f"{v:.0f}", f"{100 * (v - ref) / ref:+.1f}%"]
-        host = [_per_test(r)[test][-1]["host_noisy"] for r in runs]
-        cells += [f"{100 * spread:.2f}%", " / ".join(f"{h['rps']:.0f}" for h in host),
-                  " / ".join(f"{_fmt(h['p50_ms'])}/{_fmt(h['p99_ms'])}" for h in host)]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines + _events_table(runs) + _cycles_table(runs)) + "\n"
-
-
-def _events_table(runs: list[dict]) -> list[str]:
-    """What each request's path took, per request, in the median batch's run:
-    interrupts, context switches and packets received by busy polling."""
-    lines = ["", "Events per request (the batch of median cost): interrupts / context "
-             "switches / packets received by busy polling", "",
-             "| test | " + " | ".join(r["config"] for r in runs) + " |",
-             "|" + "---|" * (len(runs) + 1)]
-    for test in _per_test(runs[0]):
-        cells = [test]
+             f"{REPEATS} batches of {results['requests']} requests over {over}.", "",
+             "*Work* leaves out the idle task's poll loop, the background (ticks, the "
+             "server's timers) and busy-poll spin; *total* counts the spin.  Events per "
+             "request are the median batch's.  Host-side numbers are noisy (TCG).", ""]
+    head = ["configuration", "work", "total", "work vs Linux"]
+    if polling:
+        head += ["work vs busy polling", "total vs busy polling"]
+    head += ["batch spread", "interrupts", "context switches", "busy-poll packets",
+             "noisy: rps", "noisy: p50/p99 ms"]
+    for test, base in _per_test(runs[0]).items():
+        ref = median(base)
+        lines += [f"**{test}**", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for run in runs:
-            rows = sorted(_per_test(run)[test], key=lambda x: x["per_request"])
-            events = rows[len(rows) // 2].get("events_per_request", {})
-            cells.append(" / ".join(f"{events.get(k, 0):.2f}" for k in
-                                    ("interrupts", "context_switches", "busy_poll_rx")))
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+            rows = _per_test(run)[test]
+            work, total = median(rows), median(rows, "total_per_request")
+            cells = [run["config"], f"{work:.0f}", f"{total:.0f}", _vs(work, ref)]
+            if polling:
+                poll = _per_test(polling)[test]
+                cells += [_vs(work, median(poll)),
+                          _vs(total, median(poll, "total_per_request"))]
+            events = _median_batch(rows)["events_per_request"]
+            host = rows[-1]["host_noisy"]
+            cells += [f"{100 * spread(rows):.2f}%",
+                      *(f"{events.get(k, 0):.2f}" for k in
+                        ("interrupts", "context_switches", "busy_poll_rx")),
+                      f"{host['rps']:.0f}", f"{_fmt(host['p50_ms'])}/{_fmt(host['p99_ms'])}"]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines + _cycles_table(runs)) + "\n"
 
 
 def _median_cycles(rows: list[dict], key: str) -> float:
@@ -246,31 +276,26 @@ def _fmt(v) -> str:
     return "-" if v is None else f"{v:.2f}"
 
 
-def median(rows: list[dict]) -> float:
-    """The headline: the median batch, which a single lumpy batch cannot move."""
-    return statistics.median(x["per_request"] for x in rows)
-
-
-def _spread(rows: list[dict]) -> float:
-    vals = [x["per_request"] for x in rows]
-    return (max(vals) - min(vals)) / statistics.median(vals)
-
-
 def plot(results: dict, path: Path):
+    """Per test, each configuration's work per request, and its spin above it."""
     plt = pyplot()
     runs = baseline_first(results["runs"])
     tests = list(_per_test(runs[0]))
-    fig, ax = plt.subplots(figsize=(max(6, 2 * len(tests)), 4))
-    width = 0.8 / len(runs)
-    for i, r in enumerate(runs):
-        by = _per_test(r)
-        ax.bar([x + i * width for x in range(len(tests))],
-               [median(by[t]) for t in tests], width, label=r["config"])
-    ax.set_xticks([x + width * (len(runs) - 1) / 2 for x in range(len(tests))])
-    ax.set_xticklabels(tests)
-    ax.set_ylabel("guest instructions per request")
-    ax.set_title(f"{results['server']}: guest instructions per request (lower is better)")
-    ax.legend()
+    fig, axes = plt.subplots(1, len(tests), figsize=(1.5 + 1.3 * len(runs) * len(tests), 4.5),
+                             squeeze=False)
+    for ax, test in zip(axes[0], tests):
+        names = [r["config"] for r in runs]
+        work = [median(_per_test(r)[test]) for r in runs]
+        total = [median(_per_test(r)[test], "total_per_request") for r in runs]
+        ax.bar(names, work, label="work")
+        ax.bar(names, [t - w for t, w in zip(total, work)], bottom=work, hatch="//",
+               color="none", edgecolor="grey", label="busy-poll spin (total less work)")
+        ax.axhline(work[0], color="black", linewidth=0.6, linestyle=":")
+        ax.set_title(test)
+        ax.set_ylabel("guest instructions per request")
+        ax.tick_params(axis="x", rotation=35)
+    axes[0, -1].legend(fontsize=7)
+    fig.suptitle(f"{results['server']}: guest instructions per request (lower is better)")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -1,5 +1,5 @@
 """The machine itself: CPUs, the CPU model, deterministic instruction
-counting for measurements (--icount), a TCG plugin, a disk, and a
+counting for measurements (--icount), TCG plugins, a disk, and a
 configuration's tuning of the network device (epoll busy polling)."""
 
 # Epoll busy polling as Documentation/networking/napi.rst describes it: the
@@ -26,8 +26,7 @@ def contribute(spec, built, opts):
     if built.config.busy_poll:
         spec.env["EPOLL_BUSY_POLL_USECS"] = str(built.config.busy_poll)
         spec.hook("setup", "05-busy-poll", BUSY_POLL_SETUP)
-    if opts.plugin:
-        path, args = opts.plugin
+    for path, args in opts.plugins:
         spec.devices += ["-plugin", ",".join([f"file={path}", *args])]
     if opts.disk:
         spec.devices += ["-drive", f"file={opts.disk},if=virtio,format=raw"]
