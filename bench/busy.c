@@ -5,11 +5,12 @@
  * by busy polling>", then close.  Idle is the time
  * every CPU spent in the idle loop, from the kernel's NO_HZ accounting in
  * /proc/timer_list.  Under QEMU -icount shift=0 a busy guest nanosecond is one
- * guest instruction, so the difference of two samples, busy time, counts the
- * instructions the guest executed in between, whoever executed them.
+ * guest instruction, but a halt inside a task is busy time too, so `ukl
+ * bench` counts instructions with the QEMU plugins and keeps busy time only
+ * as a cross-check.
  *
- * Each sample also ends and begins a window of the QEMU plugins
- * (bench/switches.c, bench/profile.c): the marker NOPs are NOPs otherwise.
+ * Each sample ends and begins a window of the QEMU plugins (bench/switches.c,
+ * bench/profile.c): the marker NOPs are NOPs otherwise.
  */
 #include <netinet/in.h>
 #include <stdio.h>

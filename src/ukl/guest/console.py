@@ -29,7 +29,8 @@ _STATUS_RE = re.compile(r"^status (\d+)$", re.M)
 FAILURE_PATTERNS = [r"Kernel panic", r"Oops:", r"\bBUG:", r"general protection fault(?! ip:)",
                     r"^WARNING:(?! See \S+/hw-vuln/)(?! The mand mount option)",
                     r"Unable to handle kernel", r"double fault",
-                    r"^INFO: task \S+ blocked for more than"]
+                    r"^INFO: task \S+ blocked for more than",
+                    r"^rcu: INFO: rcu_\w+ (self-)?detected stalls?"]
 TAIL_LINES = 25
 # Kernel console lines that `ukl run` repeats on the terminal as they come.
 NOTICE_PATTERNS = [r"ukl: unknown option", r"ukl: option \S+ is not built in"]

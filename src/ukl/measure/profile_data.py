@@ -159,36 +159,47 @@ BUSY_LOOP = {"napi_busy_loop", "__napi_busy_loop", "ep_busy_loop"}
 RECEIVED = re.compile(r"receive_buf|napi_gro_receive|gro_|_?_?netif_receive|ip_rcv|tcp_v4_rcv")
 
 
-def busy_poll_spin(folded: str) -> int:
-    """Instructions of the busy-poll loop not spent on a received packet: its
-    empty polls and its own bookkeeping.  A poll that found a packet is
-    charged only the packet's path; the rest of the loop counts as spin, which
-    is the reading most favourable to busy polling."""
-    spin = 0
-    for line in folded.splitlines():
-        stack, count = line.rsplit(" ", 1)
-        frames = stack.split(";")
-        if BUSY_LOOP.intersection(frames) and not any(RECEIVED.match(f) for f in frames):
-            spin += int(count)
-    return spin
-
-
 # The idle task's poll loop (idle=poll): neither a request's work nor the server's.
 IDLE_LOOP = "cpu_idle_poll"
 
 
+def not_work(frames: list[str]) -> str | None:
+    """"idle" for the idle task's poll loop itself (what it calls, and the
+    interrupts it takes, are work); "spin" for the busy-poll loop not spent on
+    a received packet: its empty polls and its own bookkeeping.  A poll that
+    found a packet is charged only the packet's path; the rest of the loop
+    counts as spin, the reading most favourable to busy polling."""
+    if frames and frames[-1] == IDLE_LOOP:
+        return "idle"
+    if BUSY_LOOP.intersection(frames) and not any(RECEIVED.match(f) for f in frames):
+        return "spin"
+    return None
+
+
+def _not_work_total(folded: str, kind: str) -> int:
+    total = 0
+    for line in folded.splitlines():
+        stack, count = line.rsplit(" ", 1)
+        if not_work(stack.split(";")) == kind:
+            total += int(count)
+    return total
+
+
+def busy_poll_spin(folded: str) -> int:
+    return _not_work_total(folded, "spin")
+
+
 def idle_loop(folded: str) -> int:
-    """Instructions of the idle task's poll loop itself: what it calls, and
-    the interrupts it takes, are work."""
-    return sum(int(line.rsplit(" ", 1)[1]) for line in folded.splitlines()
-               if line.rsplit(" ", 1)[0].rsplit(";", 1)[-1] == IDLE_LOOP)
+    return _not_work_total(folded, "idle")
 
 
 def layers(window: Window, symbols: Symbols) -> dict[str, int]:
-    """Instructions by the layer of the function that executed them."""
+    """A window's work by the layer of the function that executed it: all of
+    its instructions but the idle loop and busy-poll spin (not_work)."""
     by_layer = Counter()
     for count, pcs in window.stacks:
-        by_layer[symbols.layer(pcs[-1])] += count
+        if not not_work([base_name(symbols.name(pc)) for pc in pcs]):
+            by_layer[symbols.layer(pcs[-1])] += count
     return {layer: by_layer.get(layer, 0) for layer in LAYERS}
 
 

@@ -197,10 +197,10 @@ def median(rows: list[dict], key: str = "per_request") -> float:
     return statistics.median(x[key] for x in rows)
 
 
-def spread(rows: list[dict]) -> float:
-    """The batches' largest relative distance, of work or of total."""
-    return max((max(v) - min(v)) / statistics.median(v) for v in
-               ([x[k] for x in rows] for k in ("per_request", "total_per_request")))
+def spread(rows: list[dict], key: str = "per_request") -> float:
+    """The batches' largest relative distance."""
+    values = [x[key] for x in rows]
+    return (max(values) - min(values)) / statistics.median(values)
 
 
 def _median_batch(rows: list[dict]) -> dict:
@@ -224,7 +224,7 @@ def table(results: dict) -> str:
     head = ["configuration", "work", "total", "work vs Linux"]
     if polling:
         head += ["work vs busy polling", "total vs busy polling"]
-    head += ["batch spread", "interrupts", "context switches", "busy-poll packets",
+    head += ["batch spread, work / total", "interrupts", "context switches", "busy-poll packets",
              "noisy: rps", "noisy: p50/p99 ms"]
     for test, base in _per_test(runs[0]).items():
         ref = median(base)
@@ -239,7 +239,7 @@ def table(results: dict) -> str:
                           _vs(total, median(poll, "total_per_request"))]
             events = _median_batch(rows)["events_per_request"]
             host = rows[-1]["host_noisy"]
-            cells += [f"{100 * spread(rows):.2f}%",
+            cells += [f"{100 * spread(rows):.2f}% / {100 * spread(rows, 'total_per_request'):.2f}%",
                       *(f"{events.get(k, 0):.2f}" for k in
                         ("interrupts", "context_switches", "busy_poll_rx")),
                       f"{host['rps']:.0f}", f"{_fmt(host['p50_ms'])}/{_fmt(host['p99_ms'])}"]
@@ -276,25 +276,36 @@ def _fmt(v) -> str:
     return "-" if v is None else f"{v:.2f}"
 
 
+def _events_label(run: dict, test: str) -> str:
+    events = _median_batch(_per_test(run)[test])["events_per_request"]
+    return (f"{events['interrupts']:.2f} irq, {events['context_switches']:.2f} cs,\n"
+            f"{events['busy_poll_rx']:.2f} busy-polled")
+
+
 def plot(results: dict, path: Path):
-    """Per test, each configuration's work per request, and its spin above it."""
+    """Per test, each configuration's work per request, its spin above it,
+    and its interrupts, context switches and busy-polled packets per request."""
     plt = pyplot()
     runs = baseline_first(results["runs"])
     tests = list(_per_test(runs[0]))
-    fig, axes = plt.subplots(1, len(tests), figsize=(1.5 + 1.3 * len(runs) * len(tests), 4.5),
+    fig, axes = plt.subplots(len(tests), 1, figsize=(2 + 1.5 * len(runs), 1 + 3.4 * len(tests)),
                              squeeze=False)
-    for ax, test in zip(axes[0], tests):
+    for ax, test in zip(axes[:, 0], tests):
         names = [r["config"] for r in runs]
         work = [median(_per_test(r)[test]) for r in runs]
         total = [median(_per_test(r)[test], "total_per_request") for r in runs]
-        ax.bar(names, work, label="work")
+        bars = ax.bar(names, work, label="work")
         ax.bar(names, [t - w for t, w in zip(total, work)], bottom=work, hatch="//",
                color="none", edgecolor="grey", label="busy-poll spin (total less work)")
+        ax.bar_label(bars, labels=[f"{w:.0f}" for w in work], label_type="center",
+                     color="white", fontsize=7)
         ax.axhline(work[0], color="black", linewidth=0.6, linestyle=":")
+        ax.set_xticks(range(len(runs)), [f"{r['config']}\n{_events_label(r, test)}"
+                                         for r in runs])
         ax.set_title(test)
         ax.set_ylabel("guest instructions per request")
-        ax.tick_params(axis="x", rotation=35)
-    axes[0, -1].legend(fontsize=7)
+        ax.tick_params(axis="x", labelsize=7)
+    axes[0, 0].legend(fontsize=7)
     fig.suptitle(f"{results['server']}: guest instructions per request (lower is better)")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
