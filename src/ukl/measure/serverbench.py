@@ -84,7 +84,7 @@ def _not_requests(folded: str) -> tuple[int, int]:
 
 
 def measure(built: "api.Built", requests: int, tests=None, repeats: int = REPEATS,
-            clients: int = 1, kernel_args: tuple = ()) -> tuple[dict, list, list[str]]:
+            clients: int = 1) -> tuple[dict, list, list[str]]:
     """One boot of a built server: REPEATS batches of each test.  Returns the
     run, the plugin's windows and their folded stacks (the first window is
     the unloaded one; each row names its own, `window`)."""
@@ -99,7 +99,7 @@ def measure(built: "api.Built", requests: int, tests=None, repeats: int = REPEAT
     opts = api.Options(ports=[(port, bench.port), (probe, PROBE_PORT)], icount=True,
                        timeout=CLIENT_TIMEOUT, services=[["/bin/ukl-busy", str(PROBE_PORT)]],
                        tools=api.guest_tools(PROBE_TOOL),
-                       kernel_args=[*KERNEL_ARGS, *kernel_args],
+                       kernel_args=list(KERNEL_ARGS),
                        plugins=[profiler, (plugins.build(), (f"out={switch_log}",))],
                        env=bench.env)
     batches = []
@@ -123,6 +123,9 @@ def measure(built: "api.Built", requests: int, tests=None, repeats: int = REPEAT
                 host = client.send(port, test, requests, clients)
                 batches.append((test, rep, before, _sample(probe), host))
     windows = profile_data.parse(raw)
+    if len(windows) != 1 + 2 * len(batches):     # every sample but the first closes one
+        raise UklError(f"the profiler saw {len(windows)} windows for "
+                       f"{1 + 2 * len(batches)} probe samples")
     symbols = profile_data.Symbols(built.vmlinux, built.elf)
     folded = [profile_data.fold(w, symbols) for w in windows]
     # Sample k closes window k - 1; the quiet window is the first.
