@@ -80,7 +80,8 @@ int main(void)
 		;
 	it.it_value.tv_usec = it.it_interval.tv_usec = 0;
 	setitimer(ITIMER_REAL, &it, NULL);
-	printf("SIGALRM interrupted a busy loop %d times\n", (int)alarms);
+	/* a fourth may land before the timer stops, on a loaded host */
+	printf("SIGALRM interrupted a busy loop %s 3 times\n", alarms >= 3 ? "at least" : "fewer than");
 
 	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
 	sigaltstack(&ss, NULL);

@@ -18,7 +18,7 @@ def test_signals_output(runs):
     assert "raise: SA_SIGINFO handler ran, si_code SI_TKILL" in out
     assert "kill to self: si_code SI_USER" in out
     assert "blocked: pending 1, handler ran 0" in out
-    assert "SIGALRM interrupted a busy loop 3 times" in out
+    assert "SIGALRM interrupted a busy loop at least 3 times" in out
     assert "handler on the alternate stack: yes" in out
     assert "SIGSEGV handler jumped out of the fault" in out
 

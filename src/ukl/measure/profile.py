@@ -20,9 +20,7 @@ from .results import baseline_first, built_kernel, config_names, pyplot, write
 from .. import api
 from ..build import libc
 from ..errors import UklError
-from ..layout import ROOT
 
-SOURCE = ROOT / "bench" / "profile.c"
 SERVER_REQUESTS = 2000
 # The kernel at its link address, where its symbols are.
 KERNEL_ARGS = ("nokaslr",)
