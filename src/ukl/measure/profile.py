@@ -66,9 +66,9 @@ def _lebench(config: str, ops: list[str], quick: bool) -> dict:
 def _server(server: str, config: str, requests: int, clients: int) -> dict:
     """The bench's own boot: its windows are the profile's."""
     built = api.build(server, config)
-    run, windows, _ = serverbench.measure(built, requests,
-                                          tests=serverbench.bench_of(server).tests[:1],
-                                          repeats=1, clients=clients)
+    run, windows = serverbench.measure(built, requests,
+                                       tests=serverbench.bench_of(server).tests[:1],
+                                       repeats=1, clients=clients)
     rows = run["rows"]
     report = _report(built, [(r["test"], windows[r["window"] - 1], r["requests"],
                               r["counted"]) for r in rows])

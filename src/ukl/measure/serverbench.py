@@ -84,10 +84,10 @@ def _not_requests(folded: str) -> tuple[int, int]:
 
 
 def measure(built: "api.Built", requests: int, tests=None, repeats: int = REPEATS,
-            clients: int = 1) -> tuple[dict, list, list[str]]:
+            clients: int = 1) -> tuple[dict, list]:
     """One boot of a built server: REPEATS batches of each test.  Returns the
-    run, the plugin's windows and their folded stacks (the first window is
-    the unloaded one; each row names its own, `window`)."""
+    run and the plugin's windows (the first is the unloaded one; each row
+    names its own, `window`)."""
     bench = bench_of(built.name)
     client = CLIENTS[bench.client]
     tests = tests or bench.tests
@@ -153,7 +153,7 @@ def measure(built: "api.Built", requests: int, tests=None, repeats: int = REPEAT
     _add_switches(rows, switch_log)
     run = {"config": built.config.name, "background_per_ns": background, "rows": rows,
            **built_kernel(built)}
-    return run, windows, folded
+    return run, windows
 
 
 def run_config(built: "api.Built", requests: int, clients: int = 1) -> dict:
