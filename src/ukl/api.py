@@ -10,7 +10,8 @@ from . import configs
 from .build import kernel, libc, programs
 from .errors import UklError
 from .guest import console, features, image, net, qemu
-from .guest.options import DEFAULT_TIMEOUT, Options
+from .guest.features import Options
+from .guest.options import DEFAULT_TIMEOUT
 from .guest.spec import GuestSpec
 from .layout import RUNS
 
@@ -104,14 +105,15 @@ def run_dir(built: Built) -> Path:
     return _run_dirs[key][0]
 
 
-def validate(opts: Options, config: "str | configs.Config", bind: bool = True):
-    """The one check of OPTS, before anything is built (see features.validate)."""
-    features.validate(opts, configs.get(config), bind)
+def validate(opts: Options, config: "str | configs.Config", bind: bool = True) -> Options:
+    """The one check of OPTS, before anything is built (see features.validate):
+    OPTS marked checked, which boot() then does not check again."""
+    return features.validate(opts, configs.get(config), bind)
 
 
 def spec(built: Built, opts: Options, work: Path, one_console=False) -> GuestSpec:
-    """The guest that boots BUILT with OPTS, as data.  Without ARGS the program
-    gets its recipe's default arguments."""
+    """The guest that boots BUILT with OPTS, as data; nothing is built.
+    Without ARGS the program gets its recipe's default arguments."""
     prog = built.program
     guest = GuestSpec(built.name, built.binary, list(opts.args or prog.args), built.kernel, work,
                       env=dict(image.GUEST_ENV), tools=dict(opts.tools),
@@ -132,7 +134,7 @@ def machine(built: Built, opts: Options = Options(), dry_run: bool = False) -> q
     private forward ports are placeholders, and KVM is used only if an
     earlier probe found it usable."""
     guest = spec(built, opts, run_dir(built))
-    initrd = image.build(guest.workdir, guest)
+    initrd = guest.workdir / "initramfs.cpio.gz" if dry_run else image.build(guest.workdir, guest)
     if guest.tcg_only:
         accel = "tcg"
     elif dry_run:
@@ -143,15 +145,24 @@ def machine(built: Built, opts: Options = Options(), dry_run: bool = False) -> q
     return qemu.Machine(guest, initrd, accel=accel, relay=relay)
 
 
+def timeout(opts: Options) -> float:
+    if opts.timeout is not None:
+        return opts.timeout
+    return float("inf") if opts.gdb else DEFAULT_TIMEOUT
+
+
 def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_ready=None,
-         stop: threading.Event | None = None) -> Result:
+         stop: threading.Event | None = None, on_start=None) -> Result:
     """Boot a built program; its stdout/stderr go to the given binary streams.
-    With opts.out, what the guest left in /out is in that directory afterwards."""
-    validate(opts, built.config, bind=False)     # the relay's bind is the port check
+    With opts.out, what the guest left in /out is in that directory afterwards.
+    ON_START gets the qemu.Machine and QEMU's process once it runs."""
+    if not opts.checked:
+        opts = validate(opts, built.config, bind=False)   # the relay's bind checks ports
     m = machine(built, opts)
-    features.before_boot(m.spec, opts)
-    result = qemu.boot(m, opts.timeout, stdout=stdout, stderr=stderr, on_ready=on_ready,
-                       stop=stop, stop_by_signal=opts.stop)
+    features.before_boot(m.spec, built, opts)
+    result = qemu.boot(m, timeout(opts), stdout=stdout, stderr=stderr, on_ready=on_ready,
+                       stop=stop, stop_by_signal=opts.stop,
+                       on_start=on_start and (lambda proc: on_start(m, proc)))
     features.finish(built, opts, m.spec)
     if result.failure:
         console.show_tail(result.console)
@@ -161,26 +172,52 @@ def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_r
 
 def run(program: str, config="ukl", args=(), smp: int = 1, timeout: float = DEFAULT_TIMEOUT,
         stdout=None, stderr=None, tools: dict | None = None) -> Result:
-    return boot(build(program, config), Options(tuple(args), smp, timeout, tools=tools or {}),
+    return boot(build(program, config),
+                Options(args=tuple(args), smp=smp, timeout=timeout, tools=tools or {}),
                 stdout=stdout, stderr=stderr)
 
 
 class Server:
     """A program booted in the background until it exits or is stopped:
-    `with Server(built, opts) as s:` returns once its ports listen."""
+    `with Server(built, opts) as s:` returns once its ports listen.  While
+    it runs, s.machine is its QEMU command (its spec, run directory and
+    ports), s.qemu QEMU's process and s.console the console's file;
+    opts.stop, if given, its control channel."""
 
     def __init__(self, built: Built, opts: Options, ready_timeout: float = 300.0):
         self.built, self.opts, self.ready_timeout = built, opts, ready_timeout
-        self.ready, self.stop = threading.Event(), threading.Event()
+        self.ready, self._stop = threading.Event(), threading.Event()
         self.stdout, self.stderr = _Buffer(), _Buffer()
         self.result: Result | None = None
         self.error: Exception | None = None
+        self.machine: qemu.Machine | None = None
+        self.qemu = None
         self.thread = threading.Thread(target=self._boot, daemon=True)
+
+    @property
+    def console(self) -> Path:
+        return self.machine.serial(console.CONSOLE)
+
+    def _started(self, machine: qemu.Machine, proc):
+        self.machine, self.qemu = machine, proc
+
+    def stop(self):
+        """Stop the guest (QEMU is terminated) and wait for the boot to end."""
+        self._stop.set()
+        self.thread.join()
+
+    def kill(self):
+        """SIGKILL to QEMU, as a crash of the host process would end it."""
+        if self.qemu is None:
+            raise UklError(f"{self.built.name}: QEMU is not running")
+        self.qemu.kill()
+        self.thread.join(60)
 
     def _boot(self):
         try:
             self.result = boot(self.built, self.opts, self.stdout, self.stderr,
-                               on_ready=self.ready.set, stop=self.stop)
+                               on_ready=self.ready.set, stop=self._stop,
+                               on_start=self._started)
         except Exception as e:          # reported by the caller's thread
             self.error = e
         finally:
@@ -189,8 +226,7 @@ class Server:
     def __enter__(self) -> "Server":
         self.thread.start()
         if not self.ready.wait(self.ready_timeout):
-            self.stop.set()
-            self.thread.join()
+            self.stop()
             raise UklError(f"{self.built.name} did not listen within {self.ready_timeout:.0f}s")
         if self.error:
             raise self.error
@@ -209,8 +245,7 @@ class Server:
         return self.result
 
     def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join()
+        self.stop()
 
 
 class _Buffer:

@@ -9,7 +9,7 @@ from pathlib import Path
 from . import api, configs, oci
 from .build import bisect, fetch, kernel, series
 from .errors import UklError
-from .guest import console, features, net, qemu, volumes
+from .guest import console, features, qemu
 from .measure import bench, fuzz, perf_report, pgregress, profile, selftests, serverbench, soak
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
@@ -55,25 +55,17 @@ def _cpu_counts(text: str) -> list[int]:
     return [int(c) for c in counts]
 
 
-def _kernel_arg(text: str) -> list[str]:
-    """One word of the kernel command line: no space or quote can split it."""
-    if not text or any(c.isspace() or c in "\"'" for c in text):
-        raise argparse.ArgumentTypeError(f"must be one word without quotes, not {text!r}")
-    return [text]
-
-
-def _env(text: str) -> tuple[str, str]:
+def _kernel_arg(text: str) -> str:
     try:
-        return features.environment.parse(text)
+        return features.kernel_args.word(text)
     except UklError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _kernel_args(text: str) -> list[str]:
-    try:
-        return features.append.words(text)
-    except UklError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+def add_options(parser: argparse.ArgumentParser, command: str):
+    """The options the features declare for COMMAND (guest/features/)."""
+    for option in features.declared(command):
+        option.add_to(parser)
 
 
 class Parser(argparse.ArgumentParser):
@@ -101,67 +93,21 @@ def _parser() -> Parser:
                    help="run as an ordinary static musl binary on the stock-Linux baseline "
                    "(--config baseline)")
     r.add_argument("--config", default="ukl", help=CONFIG_HELP)
-    r.add_argument("--smp", type=_positive("CPUs"), default=1,
-                   help="number of virtual CPUs (default 1)")
     r.add_argument("--timeout", type=_seconds, default=None,
                    help=f"seconds before the guest is killed (default {api.DEFAULT_TIMEOUT:g}, "
                         "none with --gdb)")
-    r.add_argument("-p", dest="ports", action="append", default=[], metavar="HOST:GUEST",
-                   help="publish guest TCP port GUEST on the host's 127.0.0.1:HOST (repeatable)")
-    r.add_argument("-v", dest="volumes", action="append", default=[],
-                   metavar="HOSTPATH:GUESTPATH[:rw|:ro]",
-                   help="mount a host directory in the guest, live, read-write (default) or "
-                        "read-only; a host file is copied in (repeatable)")
-    r.add_argument("--out", type=Path, metavar="HOSTDIR",
-                   help="what the program leaves in the guest's /out is copied here when it "
-                        "ends (also after a crash)")
-    r.add_argument("--ftrace", metavar="FUNCTIONS", default="",
-                   help="trace these kernel functions (comma-separated) with function_graph, "
-                        "and who called them, into HOSTDIR/ftrace.txt (needs --out)")
-    r.add_argument("--core", action="store_true",
-                   help="a crash leaves HOSTDIR/core, beside the program's ELF as "
-                        "HOSTDIR/program (needs --out)")
-    r.add_argument("--strace", action="store_true",
-                   help="run the program under strace -f (built from Debian's source with "
-                        "ukl-cc --baseline); the trace goes to stderr, as strace's does")
-    r.add_argument("--perf", action="store_true",
-                   help="record the program with perf (cpu-clock, call graphs) into "
-                        "HOSTDIR/perf.data, with a report, folded stacks and a flame graph "
-                        "named from the kernel's and the program's symbols (needs --out)")
-    r.add_argument("--gdb", action="store_true",
-                   help="start QEMU's gdbstub on 127.0.0.1 (--gdb-port) with the CPUs stopped, "
-                        "print the gdb command that attaches, and wait (no --timeout unless given)")
-    r.add_argument("--gdb-port", type=_positive("port"), default=1234,
-                   help="the gdbstub's port (default %(default)s)")
-    r.add_argument("--stop-timeout", type=_seconds, default=10.0, metavar="SECONDS",
-                   help="SIGTERM or SIGINT goes to the program as the same signal; the guest "
-                        "is killed if it has not exited after this long (default %(default)g), "
-                        "or at a second signal")
     r.add_argument("--dry-run", action="store_true",
-                   help="build everything and show the QEMU command, but do not boot: no "
-                        "port is bound, and the private forward ports show as HOSTFWD0...")
-    r.add_argument("--append", dest="kernel_args", action="extend", default=[],
-                   type=_kernel_args, metavar="ARGS",
-                   help="add ARGS to the guest kernel's command line, e.g. "
-                        "'lockdown=integrity isolcpus=1' (repeatable)")
-    r.add_argument("--user", "-u", metavar="USER[:GROUP]",
-                   help="run the program as USER (a name or a number, as Docker takes it)")
-    r.add_argument("-e", "--env", dest="env", action="append", default=[],
-                   type=_env, metavar="NAME=VALUE",
-                   help="set a variable for the program (and its recipe's setup), as "
-                        "docker run -e does (repeatable)")
-    r.add_argument("--kernel-arg", dest="kernel_args", action="extend",
-                   type=_kernel_arg, metavar="ARG",
-                   help="add one word ARG to the guest kernel's command line, e.g. "
-                        "pti=on (repeatable)")
+                   help="build the program and its kernel and show the QEMU command, but do "
+                        "not boot: no port is bound, and the private forward ports show as "
+                        "HOSTFWD0...")
+    add_options(r, "run")
 
     o = sub.add_parser("oci", help="write an OCI image of PROGRAM that urunc boots "
                        "(containerd, Kubernetes)")
     o.add_argument("program", help=PROGRAM_HELP)
     o.add_argument("--config", default="ukl", help=CONFIG_HELP)
     o.add_argument("--baseline", action="store_true", help="same as --config baseline")
-    o.add_argument("--user", "-u", metavar="USER[:GROUP]",
-                   help="the image runs its program as USER (recorded as its User)")
+    add_options(o, "oci")
     o.add_argument("-o", dest="dest", type=Path, required=True, metavar="DIR|FILE.tar",
                    help="an image layout directory (new or empty), or a tar of one")
 
@@ -180,9 +126,9 @@ def _parser() -> Parser:
     bn.add_argument("--ops", default="", help="comma-separated lebench operations (default: all)")
     bn.add_argument("--wall", action="store_true",
                     help="wall-clock nanoseconds instead of icount guest instructions")
-    bn.add_argument("--append", dest="kernel_args", action="extend", default=[],
-                    type=_kernel_args, metavar="ARGS",
-                    help="add to every guest kernel's command line, e.g. pti=on, for "
+    bn.add_argument("--kernel-arg", dest="kernel_args", action="append", default=[],
+                    type=_kernel_arg, metavar="ARG",
+                    help="add ARG to every guest kernel's command line, e.g. pti=on, for "
                          "lebench (repeatable)")
 
     pf = sub.add_parser("profile", help="where the instructions of a measured window go: "
@@ -271,22 +217,15 @@ def _config(args) -> configs.Config:
 
 
 def _run(args, prog_args):
-    ports = [net.parse_port(p) for p in args.ports]
-    timeout = args.timeout or (float("inf") if args.gdb else api.DEFAULT_TIMEOUT)
-    opts = api.Options(tuple(prog_args), args.smp, timeout, ports=ports,
-                       volumes=[volumes.parse_volume(v) for v in args.volumes], out=args.out,
-                       ftrace=tuple(f for f in args.ftrace.split(",") if f), core=args.core,
-                       gdb_port=args.gdb_port if args.gdb else None, strace=args.strace,
-                       perf=args.perf, kernel_args=args.kernel_args, user=args.user,
-                       env=tuple(args.env))
+    opts = features.from_args(args, "run", args=tuple(prog_args), timeout=args.timeout)
     config = _config(args)
-    api.validate(opts, config, bind=not args.dry_run)     # before a long build
+    opts = api.validate(opts, config, bind=not args.dry_run)     # before a long build
     built = api.build(args.program, config)
     if args.gdb:
         script = features.gdb.script(built, api.run_dir(built), args.gdb_port)
         print(f"ukl: the guest waits for gdb on 127.0.0.1:{args.gdb_port}; attach with:\n"
               f"  gdb -q -x {shlex.quote(str(script))}", file=sys.stderr, flush=True)
-    stop = qemu.Stop(built.name, args.stop_timeout)
+    stop = qemu.Stop(built.name, opts.stop_timeout)
     opts = dataclasses.replace(opts, stop=stop)
     if args.dry_run:
         m = api.machine(built, opts, dry_run=True)
@@ -294,7 +233,7 @@ def _run(args, prog_args):
             print(shlex.join(daemon.argv))
         print(shlex.join(m.argv()))
         return
-    published = ", ".join(f"127.0.0.1:{h} -> guest port {g}" for h, g in ports)
+    published = ", ".join(f"127.0.0.1:{h} -> guest port {g}" for h, g in opts.ports)
     ready = lambda: print(f"ukl: {built.name} is ready: {published}", file=sys.stderr,
                           flush=True)
     # From here a signal asks the program to stop, as `docker stop` does.
@@ -355,7 +294,8 @@ def main(argv=None):
         elif args.command == "run":
             _run(args, prog_args)
         elif args.command == "oci":
-            print(oci.build(args.program, _config(args), args.dest, prog_args, args.user))
+            print(oci.build(args.program, _config(args), args.dest,
+                            features.from_args(args, "oci", args=tuple(prog_args))))
         elif args.command in ("bench", "profile", "selftests", "fuzz", "soak", "pg-regress"):
             split = lambda v: [x for x in v.split(",") if x]
             if args.command == "pg-regress":
@@ -373,7 +313,8 @@ def main(argv=None):
                                    args.requests, args.quick, args.clients)
             elif args.target != "lebench":
                 if args.kernel_args:
-                    raise UklError("--append applies to lebench only, not to a server's bench")
+                    raise UklError("--kernel-arg applies to lebench only, not to a server's "
+                                   "bench")
                 dest = serverbench.run(args.target, split(args.configs), args.requests,
                                        args.clients)
             else:

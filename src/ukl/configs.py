@@ -80,6 +80,17 @@ def ukl_kernel() -> str:
     return flavor
 
 
+ACCELS = ("tcg", "kvm")
+
+
+def forced_accel() -> str | None:
+    """The accelerator UKL_ACCEL forces, if it does (else a probe decides)."""
+    forced = os.environ.get("UKL_ACCEL")
+    if forced and forced not in ACCELS:
+        raise UklError(f"UKL_ACCEL must be tcg or kvm, not {forced!r}")
+    return forced or None
+
+
 def get(name: "str | Config") -> Config:
     """The named configuration, with the UKL kernel it will really boot."""
     if isinstance(name, Config):

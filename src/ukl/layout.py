@@ -7,6 +7,7 @@ OUT = Path(os.environ.get("UKL_OUT", ROOT / "out"))
 
 PINS = ROOT / "pins.toml"
 EXAMPLES = ROOT / "examples"
+TEST_PROGRAMS = ROOT / "tests" / "programs"     # run by name as examples are, not listed
 APPS = ROOT / "apps"
 KERNEL_PATCHES = ROOT / "kernel" / "patches"
 KERNEL_CONFIGS = ROOT / "kernel" / "configs"

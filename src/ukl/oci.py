@@ -99,13 +99,13 @@ def _check_dest(dest: Path):
         raise UklError(f"-o {dest}: {dest.parent} is not a directory")
 
 
-def build(program: str, config: str, dest: Path, args=(), user: str | None = None) -> Path:
-    """Write the image of PROGRAM under CONFIG to DEST: an image layout
+def build(program: str, config: str, dest: Path, opts=None) -> Path:
+    """Write the image of PROGRAM under CONFIG, booted with OPTS (the
+    program's arguments, its user and variables), to DEST: an image layout
     directory, or a tar of one if DEST ends in .tar.  Nothing is left at
     DEST unless the whole image is written."""
     _check_dest(dest)
-    opts = api.Options(tuple(args), user=user)
-    api.validate(opts, config, bind=False)
+    opts = api.validate(opts or api.Options(), config, bind=False)
     built = api.build(program, config)
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=f".{dest.name}.") as tmp:
         work = Path(tmp)
@@ -113,7 +113,7 @@ def build(program: str, config: str, dest: Path, args=(), user: str | None = Non
         layout = work / "image"
         write_layout(layout, f"ukl-{built.name}", built.kernel.read_bytes(),
                      initrd.read_bytes(), built.config.kernel_args(), built.program.ports,
-                     user)
+                     opts.user)
         if dest.suffix == ".tar":
             with tarfile.open(work / "image.tar", "w") as t:
                 for path in sorted(layout.rglob("*")):

@@ -1,10 +1,10 @@
 """The example programs the suites run, with the exit status each must give
 under every configuration and on Linux."""
-from ukl.layout import EXAMPLES
+from ukl.layout import EXAMPLES, TEST_PROGRAMS
 
 # The tests' own ordinary (CPL3) programs, in their guests' /bin only:
 # spawn runs /bin/cpl; control, sqpoll and tracedexec run /bin/ukl-intruder.
-TEST_TOOLS = {"cpl": EXAMPLES / "cpl.c", "ukl-intruder": EXAMPLES / "intruder.c"}
+TEST_TOOLS = {"cpl": EXAMPLES / "cpl.c", "ukl-intruder": TEST_PROGRAMS / "intruder.c"}
 
 # Programs whose behaviour the base-model suite checks in detail, on 1 and 2 CPUs.
 BASE_MODEL = [("signals", 0), ("memory", 0), ("kaddr", 0), ("atexit", 7), ("spawn", 0),

@@ -212,7 +212,6 @@ def test_a_client_that_connects_before_the_server_listens_is_served(config):
         reply = b"".join(iter(lambda: client.recv(65536), b""))
         client.close()
     finally:
-        srv.stop.set()
-        srv.thread.join()
+        srv.stop()
     assert early                        # the condition: it connected before ready
     assert reply.startswith(b"HTTP/1.1 200 OK") and b"Welcome to nginx!" in reply, reply[:200]

@@ -35,7 +35,7 @@ def test_gdb_breaks_steps_and_unwinds_out_of_a_system_call(config):
     built, port = api.build("files", config), _free_port()
     result = {}
     boot = threading.Thread(target=lambda: result.update(res=api.boot(
-        built, api.Options(gdb_port=port, timeout=300), stdout=io.BytesIO(),
+        built, api.Options(gdb=True, gdb_port=port, timeout=300), stdout=io.BytesIO(),
         stderr=io.BytesIO())))
     boot.start()
     deadline = time.monotonic() + 60

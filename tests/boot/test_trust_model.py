@@ -110,7 +110,7 @@ def test_handlers_may_set_tf_and_clear_ac_as_on_linux(runs, config, smp):
     assert "WARNING" not in run.console
 
 
-# examples/control.c: who may write a UKL program's memory or registers.
+# tests/programs/control.c: who may write a UKL program's memory or registers.
 # True where the intruder's choice must run, at CPL0.
 CONTROL = {
     "root without CAP_SYS_MODULE": False,
@@ -126,7 +126,7 @@ CONTROL = {
 
 
 def sections(stdout: str) -> dict[str, list[str]]:
-    """The '== who' sections of examples/control.c, each with its lines."""
+    """The '== who' sections of tests/programs/control.c, each with its lines."""
     got, who = {}, None
     for line in stdout.splitlines():
         if line.startswith("== "):
@@ -164,18 +164,18 @@ def test_on_linux_root_and_the_parent_control_it(runs):
 
 @pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp"])
 def test_under_lockdown_no_one_controls_a_ukl_program(config, tmp_path):
-    # As a user boots it: `ukl run --append lockdown=integrity`, the
+    # As a user boots it: `ukl run --kernel-arg lockdown=integrity`, the
     # intruder copied into /bin as any file is.
     intruder = tmp_path / "ukl-intruder"
     intruder.write_bytes(api.guest_tools(TEST_TOOLS)["ukl-intruder"])
     intruder.chmod(0o755)
     res = ukl("run", "control", "--config", config, "--smp", "2",
-              "--append", "lockdown=integrity", "-v", f"{intruder}:/bin/ukl-intruder")
+              "--kernel-arg", "lockdown=integrity", "-v", f"{intruder}:/bin/ukl-intruder")
     judge_control(res.stdout, dict.fromkeys(CONTROL, False), cpl=0)
     assert res.returncode == 0, res.stderr
 
 
-# examples/sharedmem.c: who may write a UKL program's shared memory (N1 of
+# tests/programs/sharedmem.c: who may write a UKL program's shared memory (N1 of
 # the third review).  True where the intruder's choice must run, at CPL0.
 SHARED = {
     "root without CAP_SYS_MODULE, through map_files": False,

@@ -2,7 +2,6 @@
 before its first constructor, under UKL (whose exec still needs root) and on
 Linux alike: its ids, /proc/self/status, and the owner of what it creates on
 a volume.  Without --user it is root, as before."""
-import json
 import os
 
 import pytest

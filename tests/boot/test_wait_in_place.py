@@ -1,5 +1,5 @@
 """UKL_WAIT: epoll_wait() with nothing to do halts the CPU in place instead of
-sleeping, and keeps Linux's behaviour (examples/waitplace.c).
+sleeping, and keeps Linux's behaviour (tests/programs/waitplace.c).
 
 On one CPU the guest counts instructions as time and does not wait for the
 host when halted, so its timing is its own whatever else the host runs.

@@ -26,6 +26,8 @@ class Guest:
     spec: guest_spec.GuestSpec
     machine: qemu.Machine
     files: dict                   # the initramfs: name -> (mode, data)
+    built: api.Built
+    opts: api.Options
 
     @property
     def argv(self) -> list[str]:
@@ -60,5 +62,5 @@ def guest(tmp_path, fake_busybox):
         work = tmp_path / "run"
         spec = api.spec(b, opts or api.Options(), work, one_console)
         initrd = image.build(work, spec)
-        return Guest(spec, qemu.Machine(spec, initrd), cpio_files(initrd))
+        return Guest(spec, qemu.Machine(spec, initrd), cpio_files(initrd), b, opts)
     return make

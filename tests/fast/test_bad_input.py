@@ -49,10 +49,10 @@ def test_missing_dependency(tmp_path):
     (["--perf"], "--perf needs --out HOSTDIR"),
     (["--perf", "--strace", "--out", "/tmp"], "--perf and --strace both run the program"),
     (["--gdb", "--baseline"], "--gdb debugs a UKL program through QEMU's gdbstub"),
-    (["--kernel-arg", "ukl=byp ret"], "--kernel-arg: must be one word without quotes"),
-    (["--append", "lockdown='integrity'"], "--append: --append \"lockdown='integrity'\": "
-                                            "expected kernel arguments without quotes"),
-    (["--append", " "], "expected kernel arguments without quotes"),
+    (["--kernel-arg", "ukl=byp ret"], "kernel argument 'ukl=byp ret': must be one word"),
+    (["--kernel-arg", "lockdown='integrity'"], "must be one word without quotes"),
+    (["--append", "pti=on"], "unrecognized arguments: --append pti=on"),
+    (["--smp", "0"], "--smp 0: expected a number of CPUs from 1 to 64"),
 ])
 def test_bad_run_options_fail_before_building(option, error):
     assert_one_line_error(ukl("run", "hello", *option), error)

@@ -21,7 +21,8 @@ def test_ftrace_sets_up_the_guest_around_the_program(guest, tmp_path, monkeypatc
     assert f"cat {t}/trace >/out/ftrace.txt" in g.hooks("finish")
     assert "tracing" not in guest(api.Options(out=tmp_path)).script()
     with pytest.raises(UklError, match="the kernel has no function named 'nosuch'"):
-        guest(api.Options(out=tmp_path, ftrace=("nosuch",)), vmlinux=tmp_path / "vmlinux")
+        g = guest(api.Options(out=tmp_path, ftrace=("nosuch",)), vmlinux=tmp_path / "vmlinux")
+        ftrace.before_boot(g.spec, g.built, g.opts)     # on the host, before QEMU starts
     with pytest.raises(UklError, match="--ftrace needs --out"):
         api.validate(api.Options(ftrace=("ksys_write",)), "ukl")
 

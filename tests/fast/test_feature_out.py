@@ -27,5 +27,5 @@ def test_what_arrives_is_unpacked_on_the_host(guest, tmp_path):
     (g.spec.workdir / out.TAR).write_bytes(buf.getvalue())
     out.finish(None, opts, g.spec)
     assert (tmp_path / "o" / "result.txt").read_bytes() == b"ok"
-    out.before_boot(g.spec, opts)
+    out.before_boot(g.spec, None, opts)
     assert not (g.spec.workdir / out.TAR).exists()

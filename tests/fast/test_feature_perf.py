@@ -14,7 +14,7 @@ def test_perf_records_the_program(guest, tmp_path, monkeypatch):
     assert g.files["bin/perf"][1] == b"PERF"
     assert g.command.startswith("perf record -q -e cpu-clock -F 999 -g -o /out/perf.data -- "
                                 f"sh -c 'echo $$ >{spec.PIDFILE}; ")
-    assert g.command.endswith(" env -i HOME=/ PATH=/bin TERM=dumb UKL_EXAMPLE=1 /app/p a\n")
+    assert g.command.endswith(" env -i HOME=/ PATH=/bin TERM=dumb /app/p a\n")
     assert "perf script -i /out/perf.data" in g.hooks("finish")
     assert "perf" not in guest(api.Options(out=tmp_path)).script()
 

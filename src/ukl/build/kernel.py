@@ -14,10 +14,10 @@ from ..proc import capture, run
 
 # Each flavor is tinyconfig plus these fragments; they differ only in UKL options.
 FLAVORS = {
-    "baseline": ["qemu-guest.config"],
-    "ukl": ["qemu-guest.config", "ukl.config"],
-    "ukl-debug": ["qemu-guest.config", "ukl.config", "debug.config"],
-    "ukl-mitigated": ["qemu-guest.config", "ukl.config", "mitigations.config"],
+    "baseline": ["qemu-guest.config", "deploy.config"],
+    "ukl": ["qemu-guest.config", "deploy.config", "ukl.config"],
+    "ukl-debug": ["qemu-guest.config", "deploy.config", "ukl.config", "debug.config"],
+    "ukl-mitigated": ["qemu-guest.config", "deploy.config", "ukl.config", "mitigations.config"],
 }
 
 

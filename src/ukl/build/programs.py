@@ -12,7 +12,7 @@ from pathlib import Path
 from . import cc, cxx, libc, recipes
 from ..configs import Config
 from ..errors import UklError
-from ..layout import EXAMPLES, PROGRAMS
+from ..layout import EXAMPLES, PROGRAMS, TEST_PROGRAMS
 from ..proc import capture
 
 CFLAGS = ["-O2", "-g", "-Wall", *cc.FRAME_CFLAGS]   # -g: gdb and core files show source lines
@@ -69,9 +69,10 @@ def _elf_kind(path: Path) -> str | None:
 
 def resolve(arg: str) -> Program:
     if "/" not in arg:
-        for suffix in SUFFIXES:
-            if (EXAMPLES / f"{arg}{suffix}").exists():
-                return Program("example", arg, EXAMPLES / f"{arg}{suffix}")
+        for where in (EXAMPLES, TEST_PROGRAMS):
+            for suffix in SUFFIXES:
+                if (where / f"{arg}{suffix}").exists():
+                    return Program("example", arg, where / f"{arg}{suffix}")
         if recipes.path(arg).is_file():
             return Program("recipe", arg, recipe=recipes.load(arg))
     path = Path(arg)

@@ -11,7 +11,7 @@ from ..build import fetch
 INIT = Path(__file__).with_name("init.sh")
 
 UKL_MAGIC = b"\x7fUKL\n"
-GUEST_ENV = {"HOME": "/", "PATH": "/bin", "TERM": "dumb", "UKL_EXAMPLE": "1"}
+GUEST_ENV = {"HOME": "/", "PATH": "/bin", "TERM": "dumb"}
 
 class Cpio:
     """Writer for the 'newc' cpio format the kernel unpacks."""
@@ -95,6 +95,13 @@ def _add_tree(cpio: "Cpio", host: Path, guest: str, made: set):
         cpio.file(name, host.read_bytes(), host.stat().st_mode & 0o777)
 
 
+def _contents(tool) -> bytes:
+    """A tool's bytes: given, in a file, or from a function that builds it."""
+    if callable(tool):
+        tool = tool()
+    return tool.read_bytes() if isinstance(tool, Path) else tool
+
+
 def build(dest: Path, spec: GuestSpec) -> Path:
     """Write DEST/initramfs.cpio.gz for SPEC: busybox, the static /init, the
     program under /app, its tools under /bin, its files, and what the
@@ -109,7 +116,7 @@ def build(dest: Path, spec: GuestSpec) -> Path:
     cpio.file("etc/passwd", PASSWD, 0o644)
     cpio.file("etc/group", GROUP, 0o644)
     for tool, data in spec.tools.items():
-        cpio.file(f"bin/{tool}", data)
+        cpio.file(f"bin/{tool}", _contents(data))
     for guest in spec.dirs:
         _mkdirs(cpio, guest.strip("/"), made)
     for host, guest in spec.files:

@@ -1,36 +1,73 @@
 """How to boot a built program: everything but the program and its kernel.
-Each field is read by the feature (guest/features/) that owns it."""
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from .qemu import Stop
+Each feature (guest/features/) declares the options it reads as Option
+records: the Options field, its default, and for the command line its
+flags, help and parser.  Options is made from those declarations, and so
+are the parsers of `ukl run`, `ukl image` and `ukl oci` (cli.add_options)."""
+import argparse
+import copy
+import dataclasses
+from dataclasses import dataclass
+from typing import Callable
+
+from ..errors import UklError
 
 DEFAULT_TIMEOUT = 180.0
 
 
-@dataclass
-class Options:
-    args: tuple = ()
-    smp: int = 1
-    timeout: float = DEFAULT_TIMEOUT
-    icount: bool = False
-    # with icount: off, a halted guest's clock jumps to its next timer, not at
-    # the host's pace, so that its timing does not depend on the host's load
-    icount_sleep: bool = True
-    disk: Path | None = None
-    ports: list = field(default_factory=list)      # (host, guest) TCP ports
-    volumes: list = field(default_factory=list)    # volumes.Volume: mounted, or copied in
-    services: list = field(default_factory=list)   # commands started before the program
-    kernel_args: list = field(default_factory=list)   # words added to the kernel's command line
-    plugins: list = field(default_factory=list)    # QEMU TCG plugins: (path, "key=value" args)
-    cpu: str = "max"               # QEMU's -cpu
-    out: Path | None = None        # the host directory that receives the guest's /out
-    stop: Stop | None = None       # delivers the host's SIGTERM and SIGINT to the program
-    ftrace: tuple = ()             # kernel functions to trace into out/ftrace.txt
-    core: bool = False             # a crash leaves out/core, beside out/program
-    gdb_port: int | None = None    # wait for gdb on 127.0.0.1:PORT (features.gdb.script)
-    strace: bool = False           # strace runs the program; the trace goes to its stderr
-    perf: bool = False             # perf records the program into out/perf.data
-    tools: dict = field(default_factory=dict)      # name -> ordinary executable (bytes) for /bin
-    user: str | None = None        # USER[:GROUP] the program runs as (features.user)
-    env: tuple = ()                # (name, value): the program's variables (features.environment)
+@dataclass(frozen=True)
+class Option:
+    name: str                      # the Options field
+    default: object = None         # copied for each Options (a list stays its own)
+    flags: tuple = ()              # command-line flags; none: the API's alone
+    help: str = ""
+    parse: Callable | None = None  # one command-line word -> its value (UklError if bad)
+    many: bool = False             # repeatable: the field is a list of parsed words
+    switch: bool = False           # a flag without a value
+    metavar: str | None = None
+    commands: tuple = ("run",)     # the commands that offer it on the command line
+
+    def add_to(self, parser: argparse.ArgumentParser):
+        if not self.flags:
+            return
+        kw = {"dest": self.name, "help": self.help}
+        if self.switch:
+            parser.add_argument(*self.flags, action="store_true", **kw)
+            return
+        if self.parse:
+            kw["type"] = _argparse_type(self.parse)
+        parser.add_argument(*self.flags, metavar=self.metavar,
+                            action="append" if self.many else "store",
+                            default=[] if self.many else self.default, **kw)
+
+
+def _argparse_type(parse):
+    def convert(text):
+        try:
+            return parse(text)
+        except UklError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    convert.__name__ = parse.__name__
+    return convert
+
+
+# What every boot has, beside the features' options.
+BASE = [
+    Option("args", ()),                      # the program's arguments; () for the recipe's
+    Option("timeout", None),                 # seconds; None: DEFAULT_TIMEOUT (none with gdb)
+    Option("tools", {}),                     # name -> ordinary executable (bytes) for /bin
+    Option("checked", False),                # validate() passed (api.validate)
+]
+
+
+def make(declared: list[Option]):
+    """The Options dataclass with these fields, in this order, each defaulting to its own copy."""
+    names = [o.name for o in declared]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise RuntimeError(f"option {twice[0]} is declared twice")
+    fields = [(o.name, object, dataclasses.field(
+        default_factory=(lambda d=o.default: copy.copy(d)),
+        compare=o.name != "checked")) for o in declared]
+    return dataclasses.make_dataclass("Options", fields, frozen=True,
+                                      namespace={"__module__": __name__})

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import console, daemons, net
+from .. import configs
 from .spec import GuestSpec
 from ..build import steps
-from ..errors import UklError
 from ..layout import OUT
 from ..proc import capture, need
 
@@ -218,10 +218,12 @@ class _Readiness:
 
 
 def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
-         stop: threading.Event | None = None, stop_by_signal: Stop | None = None) -> Boot:
+         stop: threading.Event | None = None, stop_by_signal: Stop | None = None,
+         on_start=None) -> Boot:
     """Boot M until the guest powers off, TIMEOUT passes or STOP is set.
     ON_READY is called once when every published guest port listens;
-    STOP_BY_SIGNAL delivers the host's signals to the program (features.control)."""
+    STOP_BY_SIGNAL delivers the host's signals to the program (features.control);
+    ON_START gets QEMU's process once it runs."""
     need("qemu-system-x86_64")
     m.workdir.mkdir(parents=True, exist_ok=True)
     for port in console.CHANNELS:
@@ -240,6 +242,8 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
                                     stdin=subprocess.DEVNULL, stdout=qlog,
                                     stderr=subprocess.STDOUT,
                                     process_group=0 if stop_by_signal else None)
+            if on_start:
+                on_start(proc)
             if m.relay:
                 m.relay.start()
             deadline = time.monotonic() + timeout
@@ -284,10 +288,8 @@ ACCEL = OUT / "accel"
 
 def _decided() -> str | None:
     """UKL_ACCEL, or "tcg" without a usable /dev/kvm; None if a probe must decide."""
-    forced = os.environ.get("UKL_ACCEL")
+    forced = configs.forced_accel()
     if forced:
-        if forced not in ("tcg", "kvm"):
-            raise UklError(f"UKL_ACCEL must be tcg or kvm, not {forced!r}")
         return forced
     return None if os.access("/dev/kvm", os.R_OK | os.W_OK) else "tcg"
 

@@ -27,7 +27,9 @@ class GuestSpec:
     kernel: Path                   # the bzImage to boot
     workdir: Path                  # the run's directory on the host (consoles, sockets)
     env: dict[str, str] = field(default_factory=dict)
-    tools: dict[str, bytes] = field(default_factory=dict)   # /bin/<name>
+    # /bin/<name>: bytes, a file, or a function that builds one (called when
+    # the initramfs is written, so that a dry run builds nothing it shows)
+    tools: dict = field(default_factory=dict)
     files: list = field(default_factory=list)   # (host path, guest path) copied in
     dirs: list = field(default_factory=list)    # empty guest directories
     data: dict[str, bytes] = field(default_factory=dict)    # generated files, by guest path

@@ -1,4 +1,4 @@
-"""`ukl fuzz`: the system-call fuzzer (examples/fuzz.c) as the UKL program
+"""`ukl fuzz`: the system-call fuzzer (tests/programs/fuzz.c) as the UKL program
 itself, beside stock Linux with the same seed.  Every call must succeed or
 fail as on Linux, and the kernel must print no warning.  Stock Linux runs for
 the time asked; every other configuration then makes exactly as many calls.
@@ -13,7 +13,7 @@ from .. import api
 from ..errors import UklError
 from .results import config_names, pyplot, write
 
-CHECKPOINT = 10000        # as in examples/fuzz.c
+CHECKPOINT = 10000        # as in tests/programs/fuzz.c
 DEFAULT_CONFIGS = ["ukl", "ukl-ret-byp"]
 SLACK = 300               # seconds beyond the fuzzing time before a guest counts as hung
 

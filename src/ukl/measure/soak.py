@@ -6,10 +6,7 @@ and execs in a loop, and a checker that writes keys with known values; with
 tmpfs of its own.  At the end every acknowledged key is read back; then QEMU
 is killed, Redis restarted on the same volume, and every key is read back
 again."""
-import os
-import re
 import shutil
-import signal
 import socket
 import subprocess
 import threading
@@ -108,19 +105,6 @@ def _wait_loaded(port: int, timeout: float = 600):
     raise UklError(f"redis did not serve its data within {timeout:.0f}s")
 
 
-def _kill_qemu():
-    """SIGKILL to this process's QEMU, as a crash of the host process would end it."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            pid, comm, _, ppid = stat.read_text().split()[:4]
-        except OSError:
-            continue
-        if int(ppid) == os.getpid() and comm.startswith("(qemu-system"):
-            os.kill(int(pid), signal.SIGKILL)
-            return
-    raise UklError("no QEMU to kill")
-
-
 class _Load:
     """redis-benchmark runs, the checker and a BGSAVE a minute, until stopped."""
 
@@ -193,9 +177,9 @@ def _snapshot(port: int, probe: int, start: float) -> dict:
 def _kernel_warnings(server: api.Server) -> list[str]:
     """What the killed guest's console shows of a kernel failure (the run
     itself failed only because it was killed)."""
-    hit = re.search(r"\[console: (.*)\]$", str(server.error or ""))
-    text = Path(hit.group(1)).read_text(errors="replace") if hit else ""
-    failure = console.kernel_failure(text) if hit else f"no console: {server.error}"
+    if server.machine is None:
+        return [f"no console: {server.error}"]
+    failure = console.kernel_failure(server.console.read_text(errors="replace"))
     return [failure] if failure else []
 
 
@@ -234,8 +218,7 @@ def measure(minutes: float, config: str = "ukl-ret-byp", clients: int = 50,
                          f"MemAvailable {samples[-1]['mem_available_kb']} kB")
         samples.append(_snapshot(port, probe, start))
         found_live = _read_back(port, load.acked)
-        _kill_qemu()
-        server.thread.join(60)
+        server.kill()
     warnings = _kernel_warnings(server)
     progress(f"ukl: soak: QEMU killed; restarting on {data}")
     port, probe = net.free_port(), net.free_port()   # the killed guest's may linger

@@ -2,7 +2,13 @@
 beside it as HOSTDIR/program."""
 import shutil
 
+from ..options import Option
 from ...errors import UklError
+
+ORDER = 100
+OPTIONS = [Option("core", False, ("--core",), switch=True,
+                  help="a crash leaves HOSTDIR/core, beside the program's ELF as "
+                       "HOSTDIR/program (needs --out)")]
 
 SETUP = """echo /out/core >/proc/sys/kernel/core_pattern
 ulimit -c unlimited

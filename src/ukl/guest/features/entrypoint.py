@@ -3,6 +3,9 @@ program starts, after the volumes are mounted: what a Docker image's
 entrypoint does before it execs its server."""
 from ...layout import APPS
 
+ORDER = 150
+OPTIONS = []
+
 HOOK = "90-entrypoint"      # after every feature's setup
 
 

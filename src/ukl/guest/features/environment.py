@@ -3,8 +3,11 @@ recipe's own ([run] env).  /init exports them before its setup hooks too,
 so that a recipe's setup script reads what the program will."""
 import shlex
 
+from ..options import Option
 from ...build.recipes import NAME
 from ...errors import UklError
+
+ORDER = 140
 
 
 def parse(text: str) -> tuple[str, str]:
@@ -13,6 +16,11 @@ def parse(text: str) -> tuple[str, str]:
     if not eq or not NAME.fullmatch(name):
         raise UklError(f"-e {text!r}: expected NAME=VALUE, NAME a variable name")
     return name, value
+
+
+OPTIONS = [Option("env", [], ("-e", "--env"), parse=parse, many=True, metavar="NAME=VALUE",
+                  help="set a variable for the program (and its recipe's setup), as "
+                       "docker run -e does (repeatable)", commands=("run", "image", "oci"))]
 
 
 def variables(built, opts) -> dict[str, str]:

@@ -5,8 +5,20 @@ host names the program's frames in it (guest/tracing.py)."""
 import shlex
 
 from .. import tracing
+from ..options import Option
 from ... import symbols
 from ...errors import UklError
+
+ORDER = 90
+
+
+def functions(text: str) -> tuple:
+    return tuple(f for f in text.split(",") if f)
+
+
+OPTIONS = [Option("ftrace", (), ("--ftrace",), parse=functions, metavar="FUNCTIONS",
+                  help="trace these kernel functions (comma-separated) with function_graph, "
+                       "and who called them, into HOSTDIR/ftrace.txt (needs --out)")]
 
 TRACEFS = "/sys/kernel/tracing"
 FILE = "ftrace.txt"
@@ -29,13 +41,18 @@ def check(opts, config, bind=True):
 def contribute(spec, built, opts):
     if not opts.ftrace:
         return
-    known = {name for _, name in symbols.nm(built.vmlinux)}
-    for name in opts.ftrace:
-        if name not in known:
-            raise UklError(f"--ftrace: the kernel has no function named {name!r}")
     spec.hook("setup", "30-ftrace", SETUP.format(t=TRACEFS, funcs=shlex.join(opts.ftrace)))
     spec.hook("start", "10-ftrace", START.format(t=TRACEFS))
     spec.hook("finish", "10-ftrace", END.format(t=TRACEFS, name=FILE))
+
+
+def before_boot(spec, built, opts):
+    """The kernel has each function (its symbols are read only for a boot)."""
+    if opts.ftrace:
+        known = {name for _, name in symbols.nm(built.vmlinux)}
+        for name in opts.ftrace:
+            if name not in known:
+                raise UklError(f"--ftrace: the kernel has no function named {name!r}")
 
 
 def finish(built, opts, spec):

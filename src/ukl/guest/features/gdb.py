@@ -3,11 +3,29 @@
 from pathlib import Path
 
 from .. import net, tracing
+from ..options import Option
 from ...errors import UklError
+
+ORDER = 10
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise UklError(f"--gdb-port {text}: not a TCP port number")
+    return int(text)
+
+
+OPTIONS = [
+    Option("gdb", False, ("--gdb",), switch=True,
+           help="start QEMU's gdbstub on 127.0.0.1 (--gdb-port) with the CPUs stopped, print "
+                "the gdb command that attaches, and wait (no --timeout unless given)"),
+    Option("gdb_port", 1234, ("--gdb-port",), parse=_port, metavar="PORT",
+           help="the gdbstub's port (default 1234)"),
+]
 
 
 def check(opts, config, bind=True):
-    if not opts.gdb_port:
+    if not opts.gdb:
         return
     if not config.ukl:
         raise UklError("--gdb debugs a UKL program through QEMU's gdbstub; an ordinary "
@@ -20,7 +38,7 @@ def check(opts, config, bind=True):
 
 
 def contribute(spec, built, opts):
-    if opts.gdb_port:
+    if opts.gdb:
         # gdb's breakpoints need TCG: under KVM QEMU writes them to physical memory.
         spec.tcg_only = True
         spec.devices += ["-gdb", f"tcp:127.0.0.1:{opts.gdb_port}", "-S"]

@@ -1,7 +1,15 @@
 """--out HOSTDIR: /out exists for the program, and what it holds when the
 program ends goes to the host as a tar stream on a virtio port, unpacked
 into HOSTDIR (guest/volumes.py checks and collects)."""
+from pathlib import Path
+
 from .. import volumes
+from ..options import Option
+
+ORDER = 50
+OPTIONS = [Option("out", None, ("--out",), parse=Path, metavar="HOSTDIR",
+                  help="what the program leaves in the guest's /out is copied here when it "
+                       "ends (also after a crash)")]
 
 PORT = "ukl.out"            # the virtio port's name
 TAR = "out.tar"             # where it arrives, in the run directory
@@ -34,7 +42,7 @@ def contribute(spec, built, opts):
     spec.hook("exit", "10-out", COLLECT.format(name=PORT))
 
 
-def before_boot(spec, opts):
+def before_boot(spec, built, opts):
     (spec.workdir / TAR).unlink(missing_ok=True)
 
 

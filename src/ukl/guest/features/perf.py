@@ -3,8 +3,15 @@ chains into /out; `perf script` then lists them as addresses, which the
 host names (the guest's perf has no ELF reader; the CLI writes the report).
 perf starts the shell that becomes the program, so that the pidfile, and a
 stop, name the program."""
+from ..options import Option
 from ...build import perf
 from ...errors import UklError
+
+ORDER = 120
+OPTIONS = [Option("perf", False, ("--perf",), switch=True,
+                  help="record the program with perf (cpu-clock, call graphs) into "
+                       "HOSTDIR/perf.data, with a report, folded stacks and a flame graph "
+                       "named from the kernel's and the program's symbols (needs --out)")]
 
 RECORD = ["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g", "-o", "/out/perf.data",
           "--"]
@@ -18,6 +25,6 @@ def check(opts, config, bind=True):
 
 def contribute(spec, built, opts):
     if opts.perf:
-        spec.tools["perf"] = perf.binary().read_bytes()
+        spec.tools["perf"] = perf.binary
         spec.wrappers.append(RECORD)
         spec.hook("finish", "20-perf", END)

@@ -2,7 +2,13 @@
 net.Relay), and one 'ready' line for the host once every one listens (state
 0A in /proc/net/tcp)."""
 from .. import console, net
+from ..options import Option
 from ...errors import UklError
+
+ORDER = 80
+OPTIONS = [Option("ports", [], ("-p",), parse=net.parse_port, many=True, metavar="HOST:GUEST",
+                  help="publish guest TCP port GUEST on the host's 127.0.0.1:HOST (repeatable)",
+                  commands=("run", "boot"))]
 
 READINESS = """(for port in {ports}; do
   until grep -q "^ *[0-9]*: [0-9A-F]*:$port [0-9A-F:]* 0A " /proc/net/tcp; do sleep 0.1; done

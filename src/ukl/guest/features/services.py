@@ -1,6 +1,11 @@
 """Commands started in the background before the program (a bench's probe)."""
 import shlex
 
+from ..options import Option
+
+ORDER = 70
+OPTIONS = [Option("services", [])]     # commands (argv lists)
+
 
 def check(opts, config, bind=True):
     pass

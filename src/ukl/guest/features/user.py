@@ -10,8 +10,11 @@ see the musl series); an ordinary program is started as the user by
 from pathlib import Path
 
 from .. import image
+from ..options import Option
 from ...build import programs
 from ...errors import UklError
+
+ORDER = 130
 
 HELPER = Path(__file__).resolve().parents[1] / "tools" / "ukl-user.c"
 
@@ -44,6 +47,16 @@ def resolve(spec: str) -> tuple[int, int]:
     return uid, gid
 
 
+def _parse(text: str) -> str:
+    resolve(text)
+    return text
+
+
+OPTIONS = [Option("user", None, ("--user", "-u"), parse=_parse, metavar="USER[:GROUP]",
+                  help="run the program as USER (a name or a number, as Docker takes it)",
+                  commands=("run", "image", "oci"))]
+
+
 def check(opts, config, bind=True):
     if opts.user is not None:
         resolve(opts.user)
@@ -57,7 +70,6 @@ def contribute(spec, built, opts):
     if built.config.ukl:
         spec.env["UKL_USER"] = f"{uid}:{gid}:{gid}"
     else:
-        helper = programs.build(programs.Program("source", "ukl-user", HELPER),
-                                built.config)
-        spec.tools["ukl-user"] = helper.read_bytes()
+        helper = programs.Program("source", "ukl-user", HELPER)
+        spec.tools["ukl-user"] = lambda: programs.build(helper, built.config)
         spec.inner_wrappers.append(["/bin/ukl-user", str(uid), str(gid), str(gid)])

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from .. import console
 from ..daemons import Daemon
-from ..volumes import Volume, mounted
+from ..options import Option
+from ..volumes import Volume, mounted, parse_volume
 from ...errors import UklError
 
 VIRTIOFSD = Path("/usr/lib/qemu/virtiofsd")     # Debian 12's, from qemu-system-common
@@ -27,6 +28,13 @@ MOUNT_OR_STOP = """mkdir -p {guest} && {mount} || {{
   echo "ukl: cannot mount the volume at {guest}" >/dev/$ukl_err; echo "{status_line}" >/dev/$ukl_status; reboot -f
 }}
 """
+
+
+ORDER = 40
+OPTIONS = [Option("volumes", [], ("-v",), parse=parse_volume, many=True,
+                  metavar="HOSTPATH:GUESTPATH[:rw|:ro]",
+                  help="mount a host directory in the guest, live, read-write (default) or "
+                       "read-only; a host file is copied in (repeatable)")]
 
 
 def transport(v: Volume) -> str:
