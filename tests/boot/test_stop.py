@@ -74,7 +74,7 @@ def test_a_second_signal_kills_at_once():
 @pytest.mark.parametrize("config", ["ukl", "baseline"])
 def test_redis_saves_its_data_at_sigterm(tmp_path, config):
     port = net.free_port()
-    args = [a if a != "/tmp" else "/out" for a in programs.resolve("redis").args]
+    args = [a if a != "/data" else "/out" for a in programs.resolve("redis").args]
     with Run("redis", "--config", config, "-p", f"{port}:6379", "--out", str(tmp_path),
              "--", *args) as run:
         run.wait_for(run.proc.stderr, "is ready")

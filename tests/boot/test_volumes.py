@@ -24,7 +24,7 @@ def start_redis(data, config, *extra) -> tuple[Run, int, float]:
     """`ukl run redis` with its data directory on a volume: the run, its host
     port and the seconds until it served its data."""
     port = net.free_port()
-    args = [a if a != "/tmp" else "/data" for a in programs.resolve("redis").args]
+    args = programs.resolve("redis").args
     started = time.monotonic()
     run = Run("redis", "--config", config, "-p", f"{port}:6379", "-v", f"{data}:/data",
               "--", *args, *extra)

@@ -28,6 +28,8 @@ Keys:
                volume, say); it ends the run with `ukl_fail MESSAGE`
     stop_signal  the signal a stop (SIGTERM or SIGINT to `ukl run`)
                sends, as Docker's STOPSIGNAL (default: the one received)
+    data       where the program keeps its data: a data disk (--data) is
+               mounted there, as a Docker image's VOLUME (default /data)
   [bench]      a table, last in the file: how `ukl bench` and `ukl profile`
                drive the program as a server.  The build's key leaves it
                out: editing it rebuilds nothing.  Its keys:
@@ -60,7 +62,7 @@ UKL_CC_SOURCES = [Path(__file__).with_name("cc.py"), Path(__file__).with_name("u
 REQUIRED = {"description", "source", "steps"}
 OPTIONAL = {"depends", "patches", "sources", "binary", "args", "ports", "files", "dirs", "run",
             "bench"}
-RUN_KEYS = ("user", "env", "setup", "stop_signal")
+RUN_KEYS = ("user", "env", "setup", "stop_signal", "data")
 BENCH_KEYS = ("client", "tests", "port", "env")
 # Tables at the end of a recipe, in this order, that its build's key leaves out.
 RUN_TABLES = ("run", "bench")
@@ -93,6 +95,7 @@ class Run:
     env: tuple = ()                        # (name, value) pairs
     setup: str | None = None               # under apps/
     stop_signal: str | None = None         # a signal's name without SIG
+    data: str = "/data"                    # where a data disk is mounted
 
 
 @dataclass(frozen=True)
@@ -193,7 +196,10 @@ def _run(where: str, table: dict) -> Run:
     stop = table.get("stop_signal")
     if stop is not None and stop not in SIGNALS:
         raise UklError(f"{where}: stop_signal must be a signal's name, e.g. INT or QUIT")
-    return Run(user, tuple(env.items()), setup, stop)
+    data = table.get("data", "/data")
+    if not (isinstance(data, str) and data.startswith("/") and data != "/"):
+        raise UklError(f"{where}: data must be an absolute guest path, e.g. /data")
+    return Run(user, tuple(env.items()), setup, stop, data)
 
 
 def _bench(where: str, data: dict) -> Bench:

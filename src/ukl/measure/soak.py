@@ -184,7 +184,7 @@ def _kernel_warnings(server: api.Server) -> list[str]:
 
 
 def _boot(built, data: Path, port: int, probe: int, trinity: Path | None = None) -> api.Server:
-    args = [a if a != "/tmp" else "/data" for a in programs.resolve("redis").args]
+    args = programs.resolve("redis").args
     vols = [volumes.Volume(data.resolve(), "/data", "rw")]
     services = [["/bin/ukl-busy", str(PROBE_PORT)], FORK_LOOP]
     if trinity:
