@@ -10,7 +10,8 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommen
 	qemu-system-x86 xz-utils rsync dpkg-dev git perl python3 python3-venv python3-pip \
 	g++ cmake ninja-build \
 	autoconf automake libtool patch redis-tools curl wrk gdb linux-libc-dev tcl \
-	containerd postgresql-client-15
+	containerd postgresql-client-15 \
+	ovmf mtools fdisk qemu-utils e2fsprogs
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q -e '.[test,bench]'

@@ -6,7 +6,7 @@ import signal
 import sys
 from pathlib import Path
 
-from . import api, configs, oci
+from . import api, configs, deploy, oci
 from .build import bisect, fetch, kernel, series
 from .errors import UklError
 from .guest import console, features, qemu
@@ -62,6 +62,13 @@ def _kernel_arg(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _ip(text: str) -> str:
+    try:
+        return deploy.parse_ip(text)
+    except UklError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def add_options(parser: argparse.ArgumentParser, command: str):
     """The options the features declare for COMMAND (guest/features/)."""
     for option in features.declared(command):
@@ -110,6 +117,36 @@ def _parser() -> Parser:
     add_options(o, "oci")
     o.add_argument("-o", dest="dest", type=Path, required=True, metavar="DIR|FILE.tar",
                    help="an image layout directory (new or empty), or a tar of one")
+
+    im = sub.add_parser("image", help="write PROGRAM and its kernel as a disk image a VM host, "
+                        "a cloud or a machine boots with UEFI (or as one EFI executable)")
+    im.add_argument("program", help=PROGRAM_HELP)
+    im.add_argument("--config", default="ukl", help=CONFIG_HELP)
+    im.add_argument("--baseline", action="store_true", help="same as --config baseline")
+    im.add_argument("-o", dest="dest", type=Path, required=True, metavar="FILE",
+                    help="the image to write")
+    im.add_argument("--format", default="raw", metavar="FORMAT",
+                    help="raw (default) or qcow2: a GPT disk with an EFI system partition; "
+                         "efi: the kernel alone, as one EFI executable (a boot menu, kexec)")
+    im.add_argument("--ip", type=_ip, metavar="ADDR/NN,GATEWAY",
+                    help="a static address on the first NIC (default: DHCP)")
+    im.add_argument("--on-exit", default="poweroff", choices=deploy.ON_EXIT,
+                    help="what the machine does when the program ends (default poweroff)")
+    add_options(im, "image")
+
+    bt = sub.add_parser("boot", help="boot an image from `ukl image` under QEMU with UEFI "
+                        "firmware, as a VM host would; exit with its program's status")
+    bt.add_argument("image", type=Path)
+    bt.add_argument("--nic", default="virtio", choices=sorted(deploy.NICS),
+                    help="the network card (default virtio)")
+    bt.add_argument("--smp", type=_positive("CPUs"), default=1, help="CPUs (default 1)")
+    bt.add_argument("--memory", type=_positive("MiB"), default=1024,
+                    help="MiB of RAM (default %(default)s)")
+    bt.add_argument("--timeout", type=_seconds, default=None,
+                    help="seconds before the machine is stopped (default: none)")
+    bt.add_argument("--data", type=Path, metavar="DISK",
+                    help="the data disk (default: IMAGE-data beside the image, if it exists)")
+    add_options(bt, "boot")
 
     bn = sub.add_parser("bench", help="LEBench-style costs, or a server's cost per request: "
                         "every configuration beside Linux")
@@ -251,6 +288,18 @@ def _run(args, prog_args):
     sys.exit(result.status)
 
 
+def _boot(args) -> int:
+    image = args.image
+    data = args.data
+    if data is None:
+        found = [p for fmt in ("raw", "qcow2") if (p := deploy.data_disk(image, fmt)).exists()]
+        data = found[0] if found else None
+    if data is not None:
+        print(f"ukl: data disk {data}", file=sys.stderr)
+    ports = features.from_args(args, "boot").ports
+    return deploy.boot(image, ports, args.nic, args.smp, args.memory, args.timeout, data)
+
+
 def _perf_report(built: api.Built, out: Path, status: int | None):
     """Name the samples perf brought out, and say where they are."""
     if not (out / perf_report.SCRIPT).exists():
@@ -293,6 +342,13 @@ def main(argv=None):
             print(built.kernel)
         elif args.command == "run":
             _run(args, prog_args)
+        elif args.command == "image":
+            opts = features.from_args(args, "image", args=tuple(prog_args))
+            for path in deploy.image(args.program, _config(args), opts, args.dest, args.format,
+                                     args.ip, args.on_exit):
+                print(path)
+        elif args.command == "boot":
+            sys.exit(_boot(args))
         elif args.command == "oci":
             print(oci.build(args.program, _config(args), args.dest,
                             features.from_args(args, "oci", args=tuple(prog_args))))

@@ -16,7 +16,8 @@ SETUP_HINT = "run ./setup.sh"
 
 
 def need(tool: str) -> str:
-    path = shutil.which(tool)
+    """TOOL's path; the sbin directories count, which a user's PATH may leave out."""
+    path = shutil.which(tool) or shutil.which(tool, path="/usr/sbin:/sbin")
     if not path:
         raise UklError(f"missing dependency: {tool} is not installed ({SETUP_HINT})")
     return path

@@ -123,15 +123,23 @@ _built: set[str] = set()
 
 
 def build(flavor: str) -> Path:
-    """Build the flavor's kernel (no application); return its bzImage."""
-    image = build_dir(flavor) / "arch/x86/boot/bzImage"
+    """Build the flavor's kernel (no application); return a copy of its
+    bzImage that later links in the build directory (link, efi) leave alone."""
+    image = KBUILD / f"{flavor}.bzImage"
     if flavor in _built and image.exists():
         return image
     with steps.lock(build_dir(flavor)):
         configure(flavor)
         _make(flavor, f"build kernel ({flavor})", "bzImage")
+        _copy(build_dir(flavor) / "arch/x86/boot/bzImage", image)
     _built.add(flavor)
     return image
+
+
+def _copy(src: Path, dst: Path):
+    """SRC to DST, which is never seen half-written."""
+    shutil.copyfile(src, dst.with_name(f".{dst.name}.tmp"))
+    os.replace(dst.with_name(f".{dst.name}.tmp"), dst)
 
 
 def module(source: Path, flavor: str) -> Path:
@@ -340,13 +348,28 @@ def link(app_object: Path, name: str, flavor: str) -> Path:
             moved = sorted(s for s, a in _ukl_interface(bdir).items() if abi.get(s) != a)
             if moved:
                 raise UklError(f"kernel symbol {moved[0]} moved when {name} was linked in")
-            for src, dst in ((bdir / "arch/x86/boot/bzImage", dest / "bzImage"),
-                             (bdir / "vmlinux", dest / "vmlinux")):
-                shutil.copyfile(src, dst.with_suffix(".tmp"))
-                os.replace(dst.with_suffix(".tmp"), dst)
+            _copy(bdir / "arch/x86/boot/bzImage", dest / "bzImage")
+            _copy(bdir / "vmlinux", dest / "vmlinux")
         (dest / "linked.json").write_text(json.dumps({"stem": stem, "flavor": flavor,
                                                       "kernel": ident}))
     steps.stamped(dest, key, make)
     os.utime(dest / steps.STAMP)            # the newest used, for KEEP_IMAGES
     _prune_images(dest, stem, flavor, ident)
     return dest / "bzImage"
+
+
+def efi(flavor: str, app_image: Path | None, initramfs: Path, bootconfig: Path,
+        dest: Path) -> Path:
+    """The kernel as one EFI executable (DEST), with INITRAMFS and the boot
+    configuration BOOTCONFIG built in, and for a UKL program its image
+    object (APP_IMAGE, from link()).  The build directory's next build or
+    link puts its own initramfs and configuration back."""
+    build(flavor)
+    with steps.lock(build_dir(flavor)):
+        _make(flavor, f"link the EFI image ({flavor})",
+              *([f"UKL_APP={app_image}"] if app_image else []),
+              f"CONFIG_INITRAMFS_SOURCE={initramfs}",
+              f"CONFIG_BOOT_CONFIG_EMBED_FILE={bootconfig}", "bzImage")
+        _copy(build_dir(flavor) / "arch/x86/boot/bzImage", dest)
+    _built.discard(flavor)
+    return dest

@@ -23,19 +23,22 @@ if [ -e /etc/ukl/one-console ]; then
 else
   ukl_out=ttyS1 ukl_err=ttyS2 ukl_status=ttyS3
 fi
+# How the machine ends after the program: reboot (QEMU under `ukl run`
+# exits), or what a deployed image was told (--on-exit).
+ukl_on_exit=reboot
 # A setup hook that cannot go on ends the run with MESSAGE and STATUS (default 1).
 ukl_fail() {
   echo "ukl: error: $1" >/dev/$ukl_err
   echo "status ${2:-1}" >/dev/$ukl_status
   sync
-  reboot -f
+  $ukl_on_exit -f
 }
 hooks() {
   local hook
   for hook in /etc/ukl/$1.d/*; do [ -e "$hook" ] && . "$hook"; done
 }
 hooks setup
-[ $ukl_out = console ] || { stty -F /dev/$ukl_out raw -echo; stty -F /dev/$ukl_err raw -echo; }
+[ $ukl_out = console ] || [ -p /dev/$ukl_out ] || { stty -F /dev/$ukl_out raw -echo; stty -F /dev/$ukl_err raw -echo; }
 cd /tmp
 program=$(cat /etc/ukl/program)
 eval "set -- $(cat /etc/ukl/command)"
@@ -47,4 +50,4 @@ hooks finish
 echo "status $status" >/dev/$ukl_status
 hooks exit
 sync
-reboot -f
+$ukl_on_exit -f

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..options import Option
 from ...errors import UklError
 from ...layout import OUT
+from ...proc import need
 
 ORDER = 35                  # before the volumes, the services and the entrypoint
 LABEL = "ukl-data"
@@ -53,7 +54,7 @@ def create(path: Path, nbytes: int):
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "wb") as f:
         f.truncate(nbytes)
-    done = subprocess.run(["mkfs.ext4", "-q", "-F", "-L", LABEL, str(tmp)],
+    done = subprocess.run([need("mkfs.ext4"), "-q", "-F", "-L", LABEL, str(tmp)],
                           capture_output=True, text=True)
     if done.returncode:
         tmp.unlink()

@@ -1,0 +1,205 @@
+"""`ukl image`: a program and its kernel as one file a firmware boots, for a
+VM host, a cloud or a machine; and `ukl boot`, which boots such a file under
+QEMU with UEFI firmware (Debian's OVMF), as a VM host would.
+
+The image is the guest `ukl run` boots (the same GuestSpec and /init), with
+three differences: its kernel carries the initramfs and the command line
+(an embedded boot configuration) itself, so that firmware, kexec or a boot
+menu need pass nothing; its network comes from DHCP or --ip, on whatever
+NIC the machine has; and with no host at the other end, the program's
+output and status go to the console, on serial and on the screen, and the
+machine powers off, reboots or halts after the program (--on-exit)."""
+import ipaddress
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import api, configs
+from .build import kernel
+from .errors import UklError
+from .guest import console, disk, image as initramfs, net
+from .guest.features import data
+from .proc import need
+
+FORMATS = ("raw", "qcow2", "efi")
+ON_EXIT = ("poweroff", "reboot", "halt")
+NICS = {"virtio": "virtio-net-pci", "e1000": "e1000"}
+OVMF = Path("/usr/share/ovmf/OVMF.fd")         # Debian's ovmf
+# /init's first setup hook in an image: how the machine ends, DNS from the
+# kernel's DHCP, and the console mirrored on the screen (init's own
+# messages too).
+SETUP = """ukl_on_exit={on_exit}
+[ -e /etc/resolv.conf ] || ln -s /proc/net/pnp /etc/resolv.conf
+if mkfifo /dev/ukl-screen; then
+  tee /dev/tty0 </dev/ukl-screen >/dev/console &
+  ukl_screen=$!
+  exec >/dev/ukl-screen 2>&1
+  ukl_out=ukl-screen ukl_err=ukl-screen ukl_status=ukl-screen
+fi
+"""
+EXIT = "exec >/dev/console 2>&1\n[ -z \"$ukl_screen\" ] || wait $ukl_screen\n"
+EXITED = re.compile(r"^ukl: /app/\S+ exited with status (\d+)", re.M)
+
+
+def parse_ip(text: str) -> str:
+    """--ip ADDR/NN,GATEWAY as the kernel's ip= (static, on the first NIC)."""
+    addr, _, gateway = text.partition(",")
+    try:
+        iface = ipaddress.IPv4Interface(addr)
+        gw = ipaddress.IPv4Address(gateway)
+    except ValueError:
+        raise UklError(f"--ip {text}: expected ADDR/NN,GATEWAY, e.g. 192.168.1.10/24,192.168.1.1")
+    if "/" not in addr or gw not in iface.network:
+        raise UklError(f"--ip {text}: give the prefix length, and a gateway in "
+                       f"{iface.network}")
+    return f"{iface.ip}::{gw}:{iface.netmask}::eth0:off"
+
+
+def bootconfig(args: list[str]) -> str:
+    """Kernel command-line words as a boot configuration's kernel.* keys."""
+    lines, seen = [], set()
+    for arg in args:
+        key, eq, value = arg.partition("=")
+        if not re.fullmatch(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*", key):
+            raise UklError(f"kernel argument {arg!r} cannot go in an image's boot configuration")
+        if not eq:
+            if key not in seen:
+                lines.append(f"kernel.{key}")
+        else:
+            lines.append(f'kernel.{key} {"+=" if key in seen else "="} "{value}"')
+        seen.add(key)
+    return "\n".join(lines) + "\n"
+
+
+def kernel_args(spec_args: list[str], on_exit: str, ip: str | None) -> list[str]:
+    # A panic waits on the screen unless the machine should come back.
+    return ["console=tty0", "console=ttyS0,115200", f"panic={10 if on_exit == 'reboot' else 0}",
+            "sysctl.kernel.panic_on_oops=1", f"ip={ip or 'dhcp'}", *spec_args]
+
+
+def data_disk(dest: Path, fmt: str) -> Path:
+    """Where --data goes beside DEST: redis.img -> redis-data.img."""
+    suffix = ".qcow2" if fmt == "qcow2" else ".img"
+    return dest.with_name(f"{dest.stem}-data{suffix}")
+
+
+def check_dest(dest: Path, fmt: str):
+    if fmt not in FORMATS:
+        raise UklError(f"unknown image format {fmt!r}; valid: {', '.join(FORMATS)}")
+    if not dest.parent.is_dir():
+        raise UklError(f"-o {dest}: {dest.parent} is not a directory")
+    if dest.is_dir():
+        raise UklError(f"-o {dest}: is a directory")
+
+
+def image(program: str, config: str, opts, dest: Path, fmt: str = "raw",
+          ip: str | None = None, on_exit: str = "poweroff") -> list[Path]:
+    """Write PROGRAM under CONFIG, booted with OPTS, as DEST (and its data disk
+    with opts.data); the files written.  Nothing is left unless all are."""
+    check_dest(dest, fmt)
+    if on_exit not in ON_EXIT:
+        raise UklError(f"--on-exit {on_exit}: valid: {', '.join(ON_EXIT)}")
+    opts = api.validate(opts, config, bind=False)
+    built = api.build(program, config)
+    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=f".{dest.name}.") as tmp:
+        work = Path(tmp)
+        guest = api.spec(built, opts, work, one_console=True)
+        guest.hook("setup", "00-deploy", SETUP.format(on_exit=on_exit))
+        guest.hook("exit", "99-deploy", EXIT)
+        initrd = initramfs.build(work, guest)
+        (work / "bootconfig").write_text(bootconfig(kernel_args(guest.kernel_args, on_exit, ip)))
+        app = built.kernel.parent / "app-image.o" if built.config.ukl else None
+        efi = kernel.efi(built.config.kernel, app, initrd, work / "bootconfig",
+                         work / "BOOTX64.EFI")
+        written = []
+        if opts.data is not None:
+            raw = work / "data.raw"
+            data.create(raw, opts.data)
+            disk.convert(raw, work / "data", "qcow2" if fmt == "qcow2" else "raw")
+            (work / "data").replace(data_disk(dest, fmt))
+            written.append(data_disk(dest, fmt))
+        if fmt == "efi":
+            efi.replace(dest)
+        else:
+            disk.gpt(efi, work / "disk", fmt)
+            (work / "disk").replace(dest)
+    return [dest, *written]
+
+
+def qemu_argv(image_path: Path, ports=(), nic="virtio", smp=1, memory_mb=1024,
+              data_path: Path | None = None, accel="tcg", console_log: Path | None = None) -> list:
+    """QEMU as a VM host runs the image: UEFI firmware, the disk(s), one NIC."""
+    fwd = "".join(f",hostfwd=tcp:127.0.0.1:{h}-:{g}" for h, g in ports)
+    argv = ["qemu-system-x86_64", "-machine", "q35", "-accel", accel, "-cpu", "max",
+            "-m", f"{memory_mb}M", "-smp", str(smp), "-bios", str(OVMF),
+            "-drive", f"file={image_path},format={disk.format_of(image_path)},if=virtio"]
+    if data_path:
+        argv += ["-drive", f"file={data_path},format={disk.format_of(data_path)},if=virtio"]
+    argv += ["-netdev", f"user,id=net0{fwd}", "-device", f"{NICS[nic]},netdev=net0",
+             "-vga", "std", "-display", "none", "-no-reboot",
+             "-serial", f"file:{console_log}" if console_log else "stdio"]
+    return argv
+
+
+def boot(image_path: Path, ports=(), nic: str = "virtio", smp: int = 1, memory_mb: int = 1024,
+         timeout: float | None = None, data_path: Path | None = None, stdout=None) -> int:
+    """Boot IMAGE_PATH until the machine ends; its program's exit status.
+    The console goes to STDOUT as it comes; a kernel failure or a timeout
+    raises UklError after the console's tail."""
+    if not image_path.is_file():
+        raise UklError(f"{image_path}: no such image")
+    if nic not in NICS:
+        raise UklError(f"--nic {nic}: valid: {', '.join(NICS)}")
+    if not OVMF.exists():
+        raise UklError(f"{OVMF} is missing: UEFI firmware comes with Debian's ovmf (./setup.sh)")
+    need("qemu-system-x86_64")
+    net.check_host_ports([h for h, _ in ports])
+    for path in [image_path, data_path]:
+        if path and disk.format_of(path) == "raw" and path.stat().st_size % 512:
+            raise UklError(f"{path}: not a disk image (its size is not whole sectors)")
+    work = api.RUNS / f"boot-{image_path.stem}"
+    work.mkdir(parents=True, exist_ok=True)
+    log = work / "console.log"
+    log.write_bytes(b"")
+    argv = qemu_argv(image_path, ports, nic, smp, memory_mb, data_path,
+                     configs.forced_accel() or "tcg", log)
+    (work / "qemu.cmd").write_text(shlex.join(argv) + "\n")
+    sink = stdout or sys.stdout.buffer
+    with open(work / "qemu.log", "wb") as qlog:
+        proc = subprocess.Popen(["setpriv", "--pdeathsig", "KILL", *argv],
+                                stdin=subprocess.DEVNULL, stdout=qlog, stderr=subprocess.STDOUT)
+        offset, deadline, failure = 0, time.monotonic() + (timeout or float("inf")), None
+        try:
+            while True:
+                done = proc.poll() is not None
+                with open(log, "rb") as f:
+                    f.seek(offset)
+                    chunk = f.read()
+                if chunk:
+                    sink.write(chunk)
+                    sink.flush()
+                    offset += len(chunk)
+                text = log.read_text(errors="replace")
+                failure = console.kernel_failure(text)
+                if done or failure or "reboot: System halted" in text:
+                    break
+                if time.monotonic() > deadline:
+                    failure = f"timed out after {timeout:g}s"
+                    break
+                time.sleep(0.1)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+    text = log.read_text(errors="replace")
+    status = EXITED.findall(text)
+    if failure or not status:
+        console.show_tail(log)
+        why = failure or f"the machine ended without its program's status (qemu exit " \
+                         f"{proc.returncode})"
+        raise UklError(f"{image_path.name}: {why} [console: {log}]")
+    return int(status[-1])
