@@ -11,8 +11,9 @@ from uklcli import assert_one_line_error, ukl
 
 
 def test_unknown_program():
-    assert_one_line_error(ukl("run", "no-such-program"), "unknown program 'no-such-program'",
-                          "hello", "redis")
+    res = ukl("run", "no-such-program")
+    assert_one_line_error(res, "unknown program 'no-such-program'", "hello", "redis")
+    assert "intruder" not in res.stderr          # a test program, not an example
 
 
 def test_bad_option():
@@ -144,3 +145,29 @@ def test_bisect_names_a_known_kernel_flavor(tmp_path):
     res = ukl("patches", "check", "linux", "--bisect", "nosuch", env={"UKL_OUT": str(tmp_path)})
     assert_one_line_error(res, "unknown kernel configuration 'nosuch'")
     assert not (tmp_path / "bisect").exists()
+
+
+@pytest.mark.parametrize("option,error", [
+    (["--format", "zip"], "unknown image format 'zip'; valid: raw, qcow2, efi"),
+    (["--ip", "10.0.0.300/24,10.0.0.1"], "--ip 10.0.0.300/24,10.0.0.1: expected ADDR/NN,GATEWAY"),
+    (["--ip", "10.0.0.5,10.0.0.1"], "give the prefix length"),
+    (["--ip", "10.0.0.5/24,10.1.0.1"], "a gateway in 10.0.0.0/24"),
+    (["--data", "1M"], "--data 1M: too small for a data disk; at least 16M"),
+    (["--on-exit", "explode"], "invalid choice: 'explode'"),
+    (["--kernel-arg", "a b"], "must be one word"),
+])
+def test_bad_image_options_fail_before_building(option, error, tmp_path):
+    assert_one_line_error(ukl("image", "hello", "-o", str(tmp_path / "x.img"), *option), error)
+    assert not list(tmp_path.iterdir())
+
+
+def test_an_image_into_a_missing_directory(tmp_path):
+    res = ukl("image", "hello", "-o", str(tmp_path / "no" / "x.img"))
+    assert_one_line_error(res, f"{tmp_path / 'no'} is not a directory")
+
+
+def test_booting_what_is_not_an_image(tmp_path):
+    assert_one_line_error(ukl("boot", str(tmp_path / "none.img")), "none.img: no such image")
+    odd = tmp_path / "odd.img"
+    odd.write_bytes(b"not a disk")
+    assert_one_line_error(ukl("boot", str(odd)), "not a disk image")

@@ -7,7 +7,7 @@ import ukl
 
 PACKAGE = Path(ukl.__file__).parent
 # Later stages may import earlier ones, never the reverse.
-STAGES = ["foundation", "build", "guest", "api", "oci", "measure", "cli"]
+STAGES = ["foundation", "build", "guest", "api", "oci", "deploy", "measure", "cli"]
 FOUNDATION = {"ukl", "ukl.errors", "ukl.layout", "ukl.proc", "ukl.configs", "ukl.symbols"}
 
 
