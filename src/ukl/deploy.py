@@ -12,6 +12,7 @@ machine powers off, reboots or halts after the program (--on-exit)."""
 import ipaddress
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,8 +22,9 @@ from pathlib import Path
 from . import api, configs
 from .build import kernel
 from .errors import UklError
-from .guest import console, disk, image as initramfs, net
+from .guest import console, disk, image as initramfs, net, qemu
 from .guest.features import data
+from .guest.spec import PIDFILE
 from .proc import need
 
 FORMATS = ("raw", "qcow2", "efi")
@@ -30,8 +32,9 @@ ON_EXIT = ("poweroff", "reboot", "halt")
 NICS = {"virtio": "virtio-net-pci", "e1000": "e1000"}
 OVMF = Path("/usr/share/ovmf/OVMF.fd")         # Debian's ovmf
 # /init's first setup hook in an image: how the machine ends, DNS from the
-# kernel's DHCP, and the console mirrored on the screen (init's own
-# messages too).
+# kernel's DHCP, the console mirrored on the screen (init's own messages
+# too), and the power button (a VM host's shutdown) sending the program its
+# stop signal, after which the machine powers off whatever --on-exit says.
 SETUP = """ukl_on_exit={on_exit}
 [ -e /etc/resolv.conf ] || ln -s /proc/net/pnp /etc/resolv.conf
 if mkfifo /dev/ukl-screen; then
@@ -40,8 +43,21 @@ if mkfifo /dev/ukl-screen; then
   exec >/dev/ukl-screen 2>&1
   ukl_out=ukl-screen ukl_err=ukl-screen ukl_status=ukl-screen
 fi
+mkdir -p /etc/acpi/PWRF
+cat >/etc/acpi/PWRF/00000080 <<'EOF'
+#!/bin/sh
+echo "ukl: power button: SIG{signal} to the program" >/dev/console
+touch /run/ukl-power-off
+kill -s {signal} "$(cat {pidfile})"
+EOF
+chmod +x /etc/acpi/PWRF/00000080
+acpid -c /etc/acpi -l /dev/console
 """
-EXIT = "exec >/dev/console 2>&1\n[ -z \"$ukl_screen\" ] || wait $ukl_screen\n"
+EXIT = """[ -e /run/ukl-power-off ] && ukl_on_exit=poweroff
+exec >/dev/console 2>&1
+[ -z "$ukl_screen" ] || wait $ukl_screen
+"""
+STOP_TIMEOUT = 30.0     # seconds a powered-down machine has before it is killed
 EXITED = re.compile(r"^ukl: /app/\S+ exited with status (\d+)", re.M)
 
 
@@ -108,7 +124,8 @@ def image(program: str, config: str, opts, dest: Path, fmt: str = "raw",
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=f".{dest.name}.") as tmp:
         work = Path(tmp)
         guest = api.spec(built, opts, work, one_console=True)
-        guest.hook("setup", "00-deploy", SETUP.format(on_exit=on_exit))
+        guest.hook("setup", "00-deploy", SETUP.format(
+            on_exit=on_exit, signal=built.program.run.stop_signal or "TERM", pidfile=PIDFILE))
         guest.hook("exit", "99-deploy", EXIT)
         initrd = initramfs.build(work, guest)
         (work / "bootconfig").write_text(bootconfig(kernel_args(guest.kernel_args, on_exit, ip)))
@@ -149,7 +166,9 @@ def boot(image_path: Path, ports=(), nic: str = "virtio", smp: int = 1, memory_m
          timeout: float | None = None, data_path: Path | None = None, stdout=None) -> int:
     """Boot IMAGE_PATH until the machine ends; its program's exit status.
     The console goes to STDOUT as it comes; a kernel failure or a timeout
-    raises UklError after the console's tail."""
+    raises UklError after the console's tail.  SIGINT or SIGTERM presses the
+    power button (the program gets its stop signal); a second one, or
+    STOP_TIMEOUT seconds, kills QEMU (status 137)."""
     if not image_path.is_file():
         raise UklError(f"{image_path}: no such image")
     if nic not in NICS:
@@ -167,14 +186,28 @@ def boot(image_path: Path, ports=(), nic: str = "virtio", smp: int = 1, memory_m
     log.write_bytes(b"")
     argv = qemu_argv(image_path, ports, nic, smp, memory_mb, data_path,
                      configs.forced_accel() or "tcg", log)
+    argv += ["-monitor", f"unix:{work / qemu.MONITOR},server=on,wait=off"]
     (work / "qemu.cmd").write_text(shlex.join(argv) + "\n")
     sink = stdout or sys.stdout.buffer
+    asked: list[float] = []
+    handlers = {s: signal.signal(s, lambda n, f: asked.append(time.monotonic()))
+                for s in (signal.SIGINT, signal.SIGTERM)}
     with open(work / "qemu.log", "wb") as qlog:
         proc = subprocess.Popen(["setpriv", "--pdeathsig", "KILL", *argv],
-                                stdin=subprocess.DEVNULL, stdout=qlog, stderr=subprocess.STDOUT)
+                                stdin=subprocess.DEVNULL, stdout=qlog, stderr=subprocess.STDOUT,
+                                process_group=0)
         offset, deadline, failure = 0, time.monotonic() + (timeout or float("inf")), None
+        pressed = killed = False
         try:
             while True:
+                if asked and not pressed:
+                    pressed = True
+                    qemu.monitor(work, "system_powerdown")
+                    print(f"ukl: pressed the power button; waiting up to {STOP_TIMEOUT:g}s "
+                          f"(again to kill it now)", file=sys.stderr, flush=True)
+                if len(asked) > 1 or (asked and time.monotonic() - asked[0] > STOP_TIMEOUT):
+                    killed = True
+                    break
                 done = proc.poll() is not None
                 with open(log, "rb") as f:
                     f.seek(offset)
@@ -195,6 +228,11 @@ def boot(image_path: Path, ports=(), nic: str = "virtio", smp: int = 1, memory_m
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+    if killed:
+        print(f"ukl: killed the machine (exit 137) [console: {log}]", file=sys.stderr)
+        return 137
     text = log.read_text(errors="replace")
     status = EXITED.findall(text)
     if failure or not status:
