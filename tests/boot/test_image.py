@@ -2,6 +2,7 @@
 machine boots, served to the host and keeping its data across reboots; the
 same image under a plain QEMU line from the README, with a virtio or an
 e1000 NIC."""
+import os
 import re
 import shlex
 import signal
@@ -124,3 +125,40 @@ def test_an_image_s_program_runs_as_its_user_with_its_arguments_then_halts(tmp_p
     assert "uid 65534 euid 65534" in res.stdout
     assert "created a file owned by 65534:65534" in res.stdout
     assert "reboot: System halted" in res.stdout
+
+
+def psql(port, sql) -> subprocess.CompletedProcess:
+    return subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-XAtq",
+                           "-v", "ON_ERROR_STOP=1", "-c", sql],
+                          env={**os.environ, "PGPASSWORD": "secret"}, capture_output=True,
+                          text=True, timeout=120)
+
+
+def until_psql(boot: Boot):
+    deadline = time.monotonic() + BOOT_TIMEOUT
+    while time.monotonic() < deadline:
+        assert boot.proc.poll() is None, boot.end()
+        if psql(boot.port, "select 1").stdout.strip() == "1":
+            return
+        time.sleep(2)
+    raise AssertionError("postgres never served")
+
+
+def test_a_postgres_image_initialises_its_data_disk_on_first_boot_and_keeps_its_rows(tmp_path):
+    image = make_image(tmp_path, "postgres", "--data", "1G", "-e", "POSTGRES_PASSWORD=secret")
+    first = Boot(image, 5432)
+    until_psql(first)
+    done = psql(first.port, "create table t (n int); insert into t select generate_series(1, 500)")
+    assert done.returncode == 0, done.stderr
+    first.proc.send_signal(signal.SIGTERM)       # the power button: SIGINT, a fast shutdown
+    status, console, err = first.end()
+    assert "PostgreSQL init process complete" in console
+    assert "ukl: power button: SIGINT to the program" in console
+    assert status == 0, err[-2000:]
+    second = Boot(image, 5432)
+    until_psql(second)
+    assert psql(second.port, "select count(*), sum(n) from t").stdout.strip() == "500|125250"
+    second.proc.send_signal(signal.SIGTERM)
+    status, console, _ = second.end()
+    assert "PostgreSQL init process complete" not in console     # initialised once
+    assert status == 0
