@@ -80,3 +80,15 @@ def test_a_dry_run_with_a_volume_prints_virtiofsd_first_and_starts_nothing(
     assert daemon[0] == str(volumes.VIRTIOFSD)
     assert machine[0] == "qemu-system-x86_64"
     assert not any(p.name.endswith(".sock") for p in (tmp_path / "runs").rglob("*"))
+
+
+def test_a_dry_run_builds_no_tool_and_writes_no_initramfs(built, monkeypatch, capsys, tmp_path):
+    def no_build(*args, **kwargs):
+        raise AssertionError("a dry run built a tool the command line does not show")
+    monkeypatch.setattr(cli.features.strace, "strace_binary", no_build)
+    monkeypatch.setattr(cli.features.user.programs, "build", no_build)
+    monkeypatch.setattr(cli.features.perf.perf, "binary", no_build)
+    _main("run", "hello", "--dry-run", "--strace", "--baseline", "--user", "nobody")
+    _main("run", "hello", "--dry-run", "--perf", "--out", str(tmp_path / "o"))
+    assert "qemu-system-x86_64" in capsys.readouterr().out
+    assert not list((tmp_path / "runs").rglob("initramfs.cpio.gz"))
