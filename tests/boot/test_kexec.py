@@ -48,7 +48,7 @@ def test_kexec_from_a_debian_guest_starts_the_ukl_program(tmp_path):
     console = run.stdout.replace("\r\n", "\n")
     debian, _, ukl_side = console.partition("kexec_core: Starting new kernel")
     assert "debian guest: 6.12.117+deb12-cloud-amd64" in debian, console[-3000:]
-    assert "Linux version 6.12.117+deb12-cloud-amd64 (debian-kernel@lists.debian.org)" in debian
+    assert "Linux version 6.12.117+deb12-cloud-amd64 (debian-kernel@" in debian
     assert "ukl=ret,byp" in ukl_side          # the image's own command line
     assert "CPL 0\n" in ukl_side
     assert "ukl: /app/cpl exited with status 0" in ukl_side

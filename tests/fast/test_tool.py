@@ -16,6 +16,7 @@ from ukl.build import cc, fetch, programs, recipes, series, steps
 from ukl.guest import image, net, qemu, volumes
 from ukl.measure import bench, fuzz, serverbench, soak
 from ukl.errors import UklError
+from ukl.layout import ROOT
 
 
 def test_every_recipe_parses():
@@ -497,3 +498,27 @@ def test_two_processes_never_share_a_run_directory(tmp_path, monkeypatch):
          "configs.CONFIGS['ukl'], Path('/k'), b'')))", str(tmp_path)],
         capture_output=True, text=True, check=True).stdout.strip()
     assert other == str(tmp_path / "hello-ukl.2")
+
+
+def test_the_pins_archives_are_the_machine_s_own(tmp_path):
+    """pins.toml names suites, not hosts: the private sources list takes each
+    suite's archive from the machine's apt sources, in either format."""
+    listed = tmp_path / "sources.list"
+    listed.write_text("# nothing here\n")
+    (tmp_path / "sources.list.d").mkdir()
+    (tmp_path / "sources.list.d" / "a.sources").write_text(
+        "Types: deb\nURIs: http://off.example/debian\nSuites: bookworm\nEnabled: no\n\n"
+        "Types: deb deb-src\nURIs: http://mirror.example/debian\nSuites: bookworm "
+        "bookworm-updates\nComponents: main\nSigned-By: /k.gpg\n")
+    (tmp_path / "sources.list.d" / "b.list").write_text(
+        "deb-src http://other.example/debian-security bookworm-security main\n"
+        "deb [arch=amd64] http://security.example/debian-security bookworm-security main # x\n")
+    assert fetch.apt_sources(listed) == [
+        "deb [signed-by=/k.gpg] http://mirror.example/debian bookworm main",
+        "deb-src [signed-by=/k.gpg] http://mirror.example/debian bookworm main",
+        "deb http://security.example/debian-security bookworm-security main",
+        "deb-src http://security.example/debian-security bookworm-security main"]
+    (tmp_path / "sources.list.d" / "b.list").unlink()
+    with pytest.raises(UklError, match="no apt source for bookworm-security"):
+        fetch.apt_sources(listed)
+    assert "://" not in (ROOT / "pins.toml").read_text()          # no archive named

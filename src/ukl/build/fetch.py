@@ -13,6 +13,7 @@ from ..layout import DOWNLOADS, OUT, PINS, SRC
 from ..proc import run
 
 APT_DIR = OUT / "apt"
+APT_SOURCES = Path("/etc/apt/sources.list")     # and sources.list.d/ beside it
 
 
 def pins() -> dict:
@@ -40,12 +41,61 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def _source_entries(text: str, deb822: bool) -> list[tuple[str, str, str]]:
+    """(URI, suite, signed-by) of each binary archive a sources file names."""
+    entries = []
+    if deb822:
+        for stanza in text.split("\n\n"):
+            fields = {}
+            for line in stanza.splitlines():
+                key, sep, value = line.partition(":")
+                if sep and not line.startswith((" ", "#")):
+                    fields[key.strip().lower()] = value.strip()
+            if "deb" in fields.get("types", "").split() and fields.get("enabled", "yes") != "no":
+                entries += [(uri, suite, fields.get("signed-by", ""))
+                            for uri in fields.get("uris", "").split()
+                            for suite in fields.get("suites", "").split()]
+        return entries
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].split()
+        if len(words) >= 3 and words[0] == "deb":
+            options = ""
+            if words[1].startswith("["):
+                end = next(i for i, w in enumerate(words) if w.endswith("]"))
+                options, words = " ".join(words[1:end + 1])[1:-1], [words[0], *words[end + 1:]]
+            signed = next((o.split("=", 1)[1] for o in options.split()
+                           if o.startswith("signed-by=")), "")
+            entries.append((words[1], words[2], signed))
+    return entries
+
+
+def apt_sources(sources: Path = APT_SOURCES) -> list[str]:
+    """The private sources list: for each pinned suite, the machine's own
+    archive for it, as deb and deb-src lines."""
+    found = []
+    files = [sources, *sorted(sources.with_name("sources.list.d").glob("*"))]
+    for path in files:
+        if path.is_file() and path.suffix in (".list", ".sources"):
+            found += _source_entries(path.read_text(), path.suffix == ".sources")
+    lines, wanted = [], pins()["apt"]
+    for suite in wanted["suites"]:
+        match = next(((uri, signed) for uri, s, signed in found if s == suite), None)
+        if match is None:
+            raise UklError(f"no apt source for {suite} in {sources} or {sources}.d: the pins "
+                           f"come from Debian 12's {', '.join(wanted['suites'])}")
+        uri, signed = match
+        options = f"[signed-by={signed}] " if signed else ""
+        lines += [f"{kind} {options}{uri} {suite} {' '.join(wanted['components'])}"
+                  for kind in ("deb", "deb-src")]
+    return lines
+
+
 def _apt_options() -> list[str]:
     """A private apt configuration: the system's sources are never edited."""
     (APT_DIR / "lists" / "partial").mkdir(parents=True, exist_ok=True)
     (APT_DIR / "cache" / "archives" / "partial").mkdir(parents=True, exist_ok=True)
     (APT_DIR / "sources.list.d").mkdir(exist_ok=True)
-    (APT_DIR / "sources.list").write_text("\n".join(pins()["apt"]["sources"]) + "\n")
+    (APT_DIR / "sources.list").write_text("\n".join(apt_sources()) + "\n")
     opts = {
         "Dir::Etc::SourceList": APT_DIR / "sources.list",
         "Dir::Etc::SourceParts": APT_DIR / "sources.list.d",
@@ -62,7 +112,7 @@ def _apt_update():
     """The package lists, fetched again whenever the pinned sources change."""
     def update(lists: Path):
         run(["apt-get", *_apt_options(), "update"], "apt-get update (private lists)", "apt-update")
-    steps.stamped(APT_DIR / "lists", steps.key_of(pins()["apt"]["sources"]), update, clean=False)
+    steps.stamped(APT_DIR / "lists", steps.key_of(apt_sources()), update, clean=False)
 
 
 def download(name: str) -> list[Path]:
