@@ -84,9 +84,14 @@ def readme_line() -> str:
     return re.search(r"^qemu-system-x86_64 -machine q35 .*OVMF.*$", text, re.M).group(0)
 
 
+@pytest.fixture(scope="module")
+def cpl_image(tmp_path_factory):
+    return make_image(tmp_path_factory.mktemp("cpl"), "cpl", "--config", "ukl-ret-byp")
+
+
 @pytest.mark.parametrize("nic", ["virtio-net-pci", "e1000"])
-def test_the_readme_s_plain_qemu_line_boots_the_image(tmp_path, nic):
-    image = make_image(tmp_path, "cpl", "--config", "ukl-ret-byp", "--", "x")
+def test_the_readme_s_plain_qemu_line_boots_the_image(tmp_path, nic, cpl_image):
+    image = cpl_image
     argv = []
     for word in shlex.split(readme_line()):
         if word.startswith("file=redis-data.img"):

@@ -12,7 +12,7 @@ Each module has:
   contribute(spec, built, opts)    its part of the guest, as data: it builds
                                    nothing (a tool it needs is a function that
                                    builds it, called when the image is written)
-  before_boot(spec, built, opts)      optional: on the host, before QEMU starts
+  before_boot(spec, built, opts)   optional: on the host, before QEMU starts
   finish(built, opts, spec)        optional: on the host, after the run (in
                                    ORDER: /out arrives first)
 """
