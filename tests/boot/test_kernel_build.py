@@ -6,7 +6,7 @@ import sys
 import time
 
 from ukl import api
-from ukl.build import kernel
+from ukl.build import kernel, steps
 from ukl.layout import LOGS
 from uklcli import ukl
 
@@ -23,11 +23,13 @@ def test_configs_differ_only_in_ukl_options(runs):
 
 def test_relinking_a_program_compiles_no_kernel_code(runs, tmp_path):
     runs("hello")                                    # the kernel is built
-    for n in range(2):               # new objects: linked images are reused otherwise
-        src = tmp_path / f"relinked{n}.c"
-        src.write_text(f'int main(void) {{ return {n}; }} /* {time.time()} */\n')
-        api.build(str(src))
-    log = (LOGS / "kernel-ukl.log").read_text()
+    # The build directory's lock keeps other processes' links out of the log.
+    with steps.lock(kernel.build_dir("ukl")):
+        for n in range(2):           # new objects: linked images are reused otherwise
+            src = tmp_path / f"relinked{n}.c"
+            src.write_text(f'int main(void) {{ return {n}; }} /* {time.time()} */\n')
+            api.build(str(src))
+        log = (LOGS / "kernel-ukl.log").read_text()
     compiled = re.findall(r"^\s+CC\s+(\S+)", log, re.M)
     # kbuild regenerates the version stamp (build number) on every vmlinux link,
     # and the boot stub embeds the new vmlinux; neither is kernel code.
