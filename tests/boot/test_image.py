@@ -113,7 +113,8 @@ def test_the_readme_s_plain_qemu_line_boots_the_image(tmp_path, nic, cpl_image):
 
 
 def test_a_crash_is_on_the_console_and_the_status_is_the_signal_s(tmp_path):
-    image = make_image(tmp_path, "crash", "--", "null")
+    image = make_image(tmp_path, "crash", "--format", "qcow2", "--", "null", name="crash.qcow2")
+    assert image.read_bytes()[:4] == b"QFI\xfb"
     res = subprocess.run([*UKL, "boot", str(image), "--timeout", str(BOOT_TIMEOUT)],
                          capture_output=True, text=True, timeout=BOOT_TIMEOUT + 60)
     assert res.returncode == 139, res.stderr[-2000:]
