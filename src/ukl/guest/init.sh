@@ -7,6 +7,9 @@
 /bin/busybox mount -t sysfs sysfs /sys
 /bin/busybox mount -t devtmpfs devtmpfs /dev
 /bin/busybox mkdir -p /dev/shm
+# What a distribution's /dev has (udev makes them): execveat() of a script
+# names it to the interpreter as /dev/fd/N.
+/bin/busybox ln -s /proc/self/fd /dev/fd
 /bin/busybox mount -t tmpfs -o nosuid,nodev,mode=1777 tmpfs /dev/shm
 /bin/busybox mount -t tmpfs tmpfs /tmp
 /bin/busybox --install -s /bin

@@ -99,6 +99,18 @@ TESTS = [
             "recursion-depth", "null-argv"),
     *_tests("breakpoints", ("-D_GNU_SOURCE=",), "breakpoint_test", "step_after_suspend_test"),
 ]
+# What a test's Makefile leaves beside it (TEST_GEN_FILES, TEST_FILES),
+# made in the guest's /tmp, where the program runs.  The guest's shell is
+# busybox's, whose applets are named by argv[0]: a script says #!/bin/sh, and
+# /bin/true, which non-regular execs through a symlink, is a script.
+PREPARE = {
+    "exec/execveat": "cp /app/* execveat && ln -s execveat execveat.symlink && "
+                     "cp execveat execveat.denatured && chmod -x execveat.denatured && "
+                     "printf '#!/bin/sh\\nexit $*\\n' >script && chmod +x script && "
+                     "mkdir subdir && touch Makefile",
+    "exec/non-regular": "rm /bin/true && printf '#!/bin/sh\\nexit 0\\n' >/bin/true && "
+                        "chmod +x /bin/true",
+}
 # What CI runs (README: the full matrix is `ukl selftests`).
 # What CI runs under ukl-ret-byp at 2 CPUs (tests/boot/test_selftests.py): the
 # x86 entry tests that build for UKL and pass on stock Linux under QEMU, and a
@@ -109,7 +121,8 @@ CI_TESTS = ["x86/ukl_64", "x86/single_step_syscall_64", "x86/syscall_nt_64", "x8
             "x86/sigtrap_loop_64", "x86/sigaltstack_64", "x86/syscall_numbering_64",
             "x86/corrupt_xstate_header_64", "ptrace/get_syscall_info", "ptrace/peeksiginfo",
             "ptrace/get_set_sud", "breakpoints/breakpoint_test", "rseq/basic_test",
-            "futex/functional/futex_wait", "clone3/clone3_clear_sighand"]
+            "futex/functional/futex_wait", "clone3/clone3_clear_sighand", "clone3/clone3",
+            "pidfd/pidfd_setns_test", "exec/non-regular"]
 DEFAULT_CONFIGS = ["cpl3-on-ukl", *configs.SPECTRUM]
 
 
@@ -162,7 +175,8 @@ def run(test: Test, binary: Path, config: str, smp: int) -> dict:
     out, err = io.BytesIO(), io.BytesIO()
     built = api.build(str(binary), config)
     try:
-        res = api.boot(built, api.Options(smp=smp, timeout=TIMEOUT), stdout=out, stderr=err)
+        opts = api.Options(smp=smp, timeout=TIMEOUT, prepare=PREPARE.get(test.name, ""))
+        res = api.boot(built, opts, stdout=out, stderr=err)
         status, kernel = res.status, None
     except UklError as e:
         status, kernel = None, str(e).split(" [console:")[0]
