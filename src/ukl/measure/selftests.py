@@ -115,13 +115,15 @@ PREPARE = {
 # What CI runs under ukl-ret-byp at 2 CPUs (tests/boot/test_selftests.py): the
 # x86 entry tests that build for UKL and pass on stock Linux under QEMU, and a
 # few of the others.  sysret_ss_attrs is left out: stock Linux panics on it
-# under TCG (docs/design.md, "What Linux's own tests see").
+# under TCG (docs/design.md, "What Linux's own tests see"); futex_wait too:
+# its waiter gives up after 30 ms, which stock Linux missed once under TCG
+# on a host busy with another guest.
 CI_TESTS = ["x86/ukl_64", "x86/single_step_syscall_64", "x86/syscall_nt_64", "x86/test_mremap_vdso_64",
             "x86/check_initial_reg_state_64", "x86/sigreturn_64", "x86/test_vsyscall_64",
             "x86/sigtrap_loop_64", "x86/sigaltstack_64", "x86/syscall_numbering_64",
             "x86/corrupt_xstate_header_64", "ptrace/get_syscall_info", "ptrace/peeksiginfo",
             "ptrace/get_set_sud", "breakpoints/breakpoint_test", "rseq/basic_test",
-            "futex/functional/futex_wait", "clone3/clone3_clear_sighand", "clone3/clone3",
+            "clone3/clone3_clear_sighand", "clone3/clone3",
             "pidfd/pidfd_setns_test", "exec/non-regular"]
 DEFAULT_CONFIGS = ["cpl3-on-ukl", *configs.SPECTRUM]
 
