@@ -63,7 +63,8 @@ def _tests(directory: str, flags: tuple, *names: str) -> list[Test]:
 # musl's empty librt and libdl are left out.  Left out because they build on
 # neither kernel's C library here (glibc or libcap only): x86/amx, seccomp_bpf,
 # sigaltstack/sas (swapcontext), futex_waitv, clone3_cap_checkpoint_restore,
-# mqueue (error.h, popt).  The rest are all listed: those ukl-cc refuses are results too.
+# mq_perf_tests (popt).  mq_open_tests gets a shim of glibc's error() and its
+# DEFFILEMODE.  The rest are all listed: those ukl-cc refuses are results too.
 TESTS = [
     *_tests("x86", X86, "single_step_syscall", "sysret_ss_attrs: x86/thunks.S", "syscall_nt",
             "test_mremap_vdso", "check_initial_reg_state: -Wl,-ereal_start -static",
@@ -98,6 +99,8 @@ TESTS = [
             "proc-self-syscall", "proc-self-wchan", "proc-subset-pid", "proc-tid0",
             "proc-uptime-001", "proc-uptime-002", "read", "self", "setns-dcache",
             "setns-sysvipc", "thread-self", "proc-multiple-procfs"),
+    *_tests("mqueue", ("-O2", "-D_GNU_SOURCE=", f"-I{SHIMS}/include",
+                       "-DDEFFILEMODE=0666"), "mq_open_tests"),
     *_tests("exec", ("-Wall", "-Wno-nonnull", "-D_GNU_SOURCE="), "execveat", "non-regular",
             "recursion-depth", "null-argv"),
     *_tests("breakpoints", ("-D_GNU_SOURCE=",), "breakpoint_test", "step_after_suspend_test"),
@@ -127,7 +130,7 @@ CI_TESTS = ["x86/ukl_64", "x86/single_step_syscall_64", "x86/syscall_nt_64", "x8
             "x86/corrupt_xstate_header_64", "ptrace/get_syscall_info", "ptrace/peeksiginfo",
             "ptrace/get_set_sud", "breakpoints/breakpoint_test", "rseq/basic_test",
             "clone3/clone3_clear_sighand", "clone3/clone3",
-            "pidfd/pidfd_setns_test", "exec/non-regular"]
+            "pidfd/pidfd_setns_test", "exec/non-regular", "mqueue/mq_open_tests"]
 DEFAULT_CONFIGS = ["cpl3-on-ukl", *configs.SPECTRUM]
 
 
