@@ -290,10 +290,7 @@ def _run(args, prog_args):
 
 def _boot(args) -> int:
     image = args.image
-    data = args.data
-    if data is None:
-        found = [p for fmt in ("raw", "qcow2") if (p := deploy.data_disk(image, fmt)).exists()]
-        data = found[0] if found else None
+    data = args.data or deploy.data_beside(image)
     if data is not None:
         print(f"ukl: data disk {data}", file=sys.stderr)
     ports = features.from_args(args, "boot").ports

@@ -59,6 +59,27 @@ exec >/dev/console 2>&1
 """
 STOP_TIMEOUT = 30.0     # seconds a powered-down machine has before it is killed
 EXITED = re.compile(r"^ukl: /app/\S+ exited with status (\d+)", re.M)
+HALTED = "reboot: System halted"    # --on-exit halt: the machine stays, QEMU with it
+
+
+class _Console:
+    """A sink for the console's pump: the console on SINK as it comes, each
+    complete line checked once for a kernel failure or a halt."""
+
+    def __init__(self, sink):
+        self.sink, self.partial = sink, b""
+        self.failure: str | None = None
+        self.halted = False
+
+    def write(self, data: bytes):
+        self.sink.write(data)
+        *lines, self.partial = (self.partial + data).split(b"\n")
+        text = b"\n".join(lines).decode(errors="replace")
+        self.failure = self.failure or console.kernel_failure(text)
+        self.halted |= HALTED in text
+
+    def flush(self):
+        self.sink.flush()
 
 
 def parse_ip(text: str) -> str:
@@ -147,8 +168,14 @@ def image(program: str, config: str, opts, dest: Path, fmt: str = "raw",
     return [dest, *written]
 
 
-def qemu_argv(image_path: Path, ports=(), nic="virtio", smp=1, memory_mb=1024,
-              data_path: Path | None = None, accel="tcg", console_log: Path | None = None) -> list:
+def data_beside(image_path: Path) -> Path | None:
+    """The data disk `ukl image --data` wrote beside IMAGE_PATH, if there is one."""
+    found = [p for fmt in ("raw", "qcow2") if (p := data_disk(image_path, fmt)).exists()]
+    return found[0] if found else None
+
+
+def qemu_argv(image_path: Path, console_log: Path, ports=(), nic="virtio", smp=1,
+              memory_mb=1024, data_path: Path | None = None, accel="tcg") -> list:
     """QEMU as a VM host runs the image: UEFI firmware, the disk(s), one NIC."""
     fwd = "".join(f",hostfwd=tcp:127.0.0.1:{h}-:{g}" for h, g in ports)
     argv = ["qemu-system-x86_64", "-machine", "q35", "-accel", accel, "-cpu", "max",
@@ -158,7 +185,7 @@ def qemu_argv(image_path: Path, ports=(), nic="virtio", smp=1, memory_mb=1024,
         argv += ["-drive", f"file={data_path},format={disk.format_of(data_path)},if=virtio"]
     argv += ["-netdev", f"user,id=net0{fwd}", "-device", f"{NICS[nic]},netdev=net0",
              "-vga", "std", "-display", "none", "-no-reboot",
-             "-serial", f"file:{console_log}" if console_log else "stdio"]
+             "-serial", f"file:{console_log}"]
     return argv
 
 
@@ -184,11 +211,12 @@ def boot(image_path: Path, ports=(), nic: str = "virtio", smp: int = 1, memory_m
     work.mkdir(parents=True, exist_ok=True)
     log = work / "console.log"
     log.write_bytes(b"")
-    argv = qemu_argv(image_path, ports, nic, smp, memory_mb, data_path,
-                     configs.forced_accel() or "tcg", log)
+    argv = qemu_argv(image_path, log, ports, nic, smp, memory_mb, data_path,
+                     configs.forced_accel() or "tcg")
     argv += ["-monitor", f"unix:{work / qemu.MONITOR},server=on,wait=off"]
     (work / "qemu.cmd").write_text(shlex.join(argv) + "\n")
-    sink = stdout or sys.stdout.buffer
+    watch = _Console(stdout or sys.stdout.buffer)
+    pump = qemu.Pump(log, watch)
     asked: list[float] = []
     handlers = {s: signal.signal(s, lambda n, f: asked.append(time.monotonic()))
                 for s in (signal.SIGINT, signal.SIGTERM)}
@@ -196,7 +224,7 @@ def boot(image_path: Path, ports=(), nic: str = "virtio", smp: int = 1, memory_m
         proc = subprocess.Popen(["setpriv", "--pdeathsig", "KILL", *argv],
                                 stdin=subprocess.DEVNULL, stdout=qlog, stderr=subprocess.STDOUT,
                                 process_group=0)
-        offset, deadline, failure = 0, time.monotonic() + (timeout or float("inf")), None
+        deadline, failure = time.monotonic() + (timeout or float("inf")), None
         pressed = killed = False
         try:
             while True:
@@ -209,16 +237,9 @@ def boot(image_path: Path, ports=(), nic: str = "virtio", smp: int = 1, memory_m
                     killed = True
                     break
                 done = proc.poll() is not None
-                with open(log, "rb") as f:
-                    f.seek(offset)
-                    chunk = f.read()
-                if chunk:
-                    sink.write(chunk)
-                    sink.flush()
-                    offset += len(chunk)
-                text = log.read_text(errors="replace")
-                failure = console.kernel_failure(text)
-                if done or failure or "reboot: System halted" in text:
+                pump()
+                failure = watch.failure
+                if done or failure or watch.halted:
                     break
                 if time.monotonic() > deadline:
                     failure = f"timed out after {timeout:g}s"

@@ -12,12 +12,11 @@ from ..proc import need
 MIB = 1 << 20
 ESP_TYPE = "C12A7328-F81F-11D2-BA4B-00A0C93EC93B"
 MIN_ESP = 64 * MIB          # FAT32, which every firmware reads, needs about 33 MiB
-FORMATS = {"raw": "raw", "qcow2": "qcow2"}
 
 
-def _run(argv: list[str], what: str):
-    done = subprocess.run([need(argv[0]), *argv[1:]], capture_output=True, text=True,
-                          env={**os.environ, "MTOOLS_SKIP_CHECK": "1"})
+def _run(argv: list[str], what: str, stdin: str | None = None):
+    done = subprocess.run([need(argv[0]), *argv[1:]], input=stdin, capture_output=True,
+                          text=True, env={**os.environ, "MTOOLS_SKIP_CHECK": "1"})
     if done.returncode:
         raise UklError(f"{what} failed: {(done.stderr or done.stdout).strip()[-300:]}")
 
@@ -43,10 +42,8 @@ def gpt(efi: Path, dest: Path, fmt: str = "raw"):
         f.truncate(MIB + size + MIB)        # the primary and the backup GPT around it
     table = (f"label: gpt\nfirst-lba: 2048\nstart=2048, size={size // 512}, "
              f"type={ESP_TYPE}, name=\"EFI system partition\"\n")
-    done = subprocess.run([need("sfdisk"), "--quiet", "--no-reread", "--no-tell-kernel", str(raw)],
-                          input=table, capture_output=True, text=True)
-    if done.returncode:
-        raise UklError(f"partitioning the disk failed: {done.stderr.strip()[-300:]}")
+    _run(["sfdisk", "--quiet", "--no-reread", "--no-tell-kernel", str(raw)],
+         "partitioning the disk", table)
     with open(raw, "r+b") as f, open(esp, "rb") as part:
         f.seek(MIB)
         while chunk := part.read(MIB):
@@ -60,7 +57,7 @@ def convert(raw: Path, dest: Path, fmt: str):
     if fmt == "raw":
         raw.replace(dest)
         return
-    _run(["qemu-img", "convert", "-f", "raw", "-O", FORMATS[fmt], str(raw), str(dest)],
+    _run(["qemu-img", "convert", "-f", "raw", "-O", fmt, str(raw), str(dest)],
          f"converting the disk to {fmt}")
     raw.unlink()
 

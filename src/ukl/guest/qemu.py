@@ -103,7 +103,7 @@ def monitor(workdir: Path, command: str, timeout: float = 10) -> str:
         return until_prompt(s).rsplit("(qemu) ", 1)[0]
 
 
-class _Pump:
+class Pump:
     """Copies what the guest writes to a serial file onto a host stream, as it arrives."""
 
     def __init__(self, path: Path, sink):
@@ -229,9 +229,9 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
     for port in console.CHANNELS:
         m.serial(port).write_bytes(b"")
     (m.workdir / "qemu.cmd").write_text(shlex.join(m.argv()) + "\n")
-    pumps = [_Pump(m.serial(console.STDOUT), stdout), _Pump(m.serial(console.STDERR), stderr),
+    pumps = [Pump(m.serial(console.STDOUT), stdout), Pump(m.serial(console.STDERR), stderr),
              _Readiness(m.serial(console.STATUS), [on_ready, m.relay and m.relay.open]),
-             _Pump(m.serial(console.CONSOLE), _Notices())]
+             Pump(m.serial(console.CONSOLE), _Notices())]
     stopped = timed_out = False
     try:
         with daemons.running(m.spec.daemons), open(m.workdir / "qemu.log", "wb") as qlog:
