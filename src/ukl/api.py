@@ -134,7 +134,7 @@ def machine(built: Built, opts: Options = Options(), dry_run: bool = False) -> q
     private forward ports are placeholders, and KVM is used only if an
     earlier probe found it usable."""
     guest = spec(built, opts, run_dir(built))
-    initrd = guest.workdir / "initramfs.cpio.gz" if dry_run else image.build(guest.workdir, guest)
+    initrd = guest.workdir / image.INITRAMFS if dry_run else image.build(guest.workdir, guest)
     if guest.tcg_only:
         accel = "tcg"
     elif dry_run:
@@ -145,7 +145,7 @@ def machine(built: Built, opts: Options = Options(), dry_run: bool = False) -> q
     return qemu.Machine(guest, initrd, accel=accel, relay=relay)
 
 
-def timeout(opts: Options) -> float:
+def boot_timeout(opts: Options) -> float:
     if opts.timeout is not None:
         return opts.timeout
     return float("inf") if opts.gdb else DEFAULT_TIMEOUT
@@ -160,7 +160,7 @@ def boot(built: Built, opts: Options = Options(), stdout=None, stderr=None, on_r
         opts = validate(opts, built.config, bind=False)   # the relay's bind checks ports
     m = machine(built, opts)
     features.before_boot(m.spec, built, opts)
-    result = qemu.boot(m, timeout(opts), stdout=stdout, stderr=stderr, on_ready=on_ready,
+    result = qemu.boot(m, boot_timeout(opts), stdout=stdout, stderr=stderr, on_ready=on_ready,
                        stop=stop, stop_by_signal=opts.stop,
                        on_start=on_start and (lambda proc: on_start(m, proc)))
     features.finish(built, opts, m.spec)

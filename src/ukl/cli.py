@@ -9,7 +9,8 @@ from pathlib import Path
 from . import api, configs, deploy, oci
 from .build import bisect, fetch, kernel, series
 from .errors import UklError
-from .guest import console, features, qemu
+from .guest import console, features, options, qemu
+from .guest.options import argparse_type
 from .measure import bench, fuzz, perf_report, pgregress, profile, selftests, serverbench, soak
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
@@ -34,15 +35,7 @@ def _positive(what: str):
 
 
 def _duration(unit: str):
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = -1.0
-        if not value > 0 or value == float("inf"):
-            raise argparse.ArgumentTypeError(f"must be a positive number of {unit}, not {text!r}")
-        return value
-    return parse
+    return argparse_type(options.duration(unit))
 
 
 _seconds = _duration("seconds")
@@ -53,20 +46,6 @@ def _cpu_counts(text: str) -> list[int]:
     if not counts or not all(c.isdigit() and 1 <= int(c) <= 64 for c in counts):
         raise UklError(f"--smp {text}: expected CPU counts like 1,2")
     return [int(c) for c in counts]
-
-
-def _kernel_arg(text: str) -> str:
-    try:
-        return features.kernel_args.word(text)
-    except UklError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _ip(text: str) -> str:
-    try:
-        return deploy.parse_ip(text)
-    except UklError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def add_options(parser: argparse.ArgumentParser, command: str):
@@ -128,7 +107,7 @@ def _parser() -> Parser:
     im.add_argument("--format", default="raw", metavar="FORMAT",
                     help="raw (default) or qcow2: a GPT disk with an EFI system partition; "
                          "efi: the kernel alone, as one EFI executable (a boot menu, kexec)")
-    im.add_argument("--ip", type=_ip, metavar="ADDR/NN,GATEWAY",
+    im.add_argument("--ip", type=argparse_type(deploy.parse_ip), metavar="ADDR/NN,GATEWAY",
                     help="a static address on the first NIC (default: DHCP)")
     im.add_argument("--on-exit", default="poweroff", choices=deploy.ON_EXIT,
                     help="what the machine does when the program ends (default poweroff)")
@@ -164,7 +143,7 @@ def _parser() -> Parser:
     bn.add_argument("--wall", action="store_true",
                     help="wall-clock nanoseconds instead of icount guest instructions")
     bn.add_argument("--kernel-arg", dest="kernel_args", action="append", default=[],
-                    type=_kernel_arg, metavar="ARG",
+                    type=argparse_type(features.kernel_args.word), metavar="ARG",
                     help="add ARG to every guest kernel's command line, e.g. pti=on, for "
                          "lebench (repeatable)")
 

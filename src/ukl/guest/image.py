@@ -9,6 +9,7 @@ from .spec import GuestSpec
 from ..build import fetch
 
 INIT = Path(__file__).with_name("init.sh")
+INITRAMFS = "initramfs.cpio.gz"     # in the run's directory
 
 UKL_MAGIC = b"\x7fUKL\n"
 GUEST_ENV = {"HOME": "/", "PATH": "/bin", "TERM": "dumb"}
@@ -127,7 +128,7 @@ def build(dest: Path, spec: GuestSpec) -> Path:
     cpio.file("init", INIT.read_bytes())
     cpio.file(f"app/{spec.name}", spec.program)
     dest.mkdir(parents=True, exist_ok=True)
-    out = dest / "initramfs.cpio.gz"
+    out = dest / INITRAMFS
     tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
     tmp.write_bytes(cpio.gz())
     tmp.replace(out)

@@ -35,13 +35,14 @@ class Option:
             parser.add_argument(*self.flags, action="store_true", **kw)
             return
         if self.parse:
-            kw["type"] = _argparse_type(self.parse)
+            kw["type"] = argparse_type(self.parse)
         parser.add_argument(*self.flags, metavar=self.metavar,
                             action="append" if self.many else "store",
                             default=[] if self.many else self.default, **kw)
 
 
-def _argparse_type(parse):
+def argparse_type(parse):
+    """PARSE as argparse's type: its UklError becomes argparse's one-line error."""
     def convert(text):
         try:
             return parse(text)
@@ -49,6 +50,19 @@ def _argparse_type(parse):
             raise argparse.ArgumentTypeError(str(e)) from None
     convert.__name__ = parse.__name__
     return convert
+
+
+def duration(unit: str):
+    """A parser of a positive, finite number of UNIT (seconds, minutes)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not 0 < value < float("inf"):
+            raise UklError(f"must be a positive number of {unit}, not {text!r}")
+        return value
+    return parse
 
 
 # What every boot has, beside the features' options.

@@ -4,27 +4,15 @@ writes on a virtio port is a signal's name, which /init sends to the program
 stop_signal instead, as Docker's STOPSIGNAL.  A read before
 the host has connected returns end-of-file, hence the outer loop."""
 from .out import serial_bus
-from ..options import Option
+from ..options import Option, duration
 from ..qemu import CONTROL
 from ..spec import PIDFILE
-from ...errors import UklError
 
 ORDER = 60
 
-
-def seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
-        raise UklError(f"must be a positive number of seconds, not {text!r}")
-    return value
-
-
 OPTIONS = [
     Option("stop", None),          # qemu.Stop: the host's SIGTERM and SIGINT for the program
-    Option("stop_timeout", 10.0, ("--stop-timeout",), parse=seconds, metavar="SECONDS",
+    Option("stop_timeout", 10.0, ("--stop-timeout",), parse=duration("seconds"), metavar="SECONDS",
            help="SIGTERM or SIGINT goes to the program as the same signal; the guest is "
                 "killed if it has not exited after this long (default 10), or at a second "
                 "signal"),
