@@ -406,6 +406,27 @@ def test_the_assembler_sends_hand_written_returns_and_branches_through_the_thunk
     assert uas.rewrite(source) == source
 
 
+def test_the_assembler_turns_what_faults_at_cpl3_into_a_trap_naming_the_fault(tmp_path):
+    """`int $N` (not the breakpoint) and privileged instructions become the
+    UD1 from which a UKL kernel sends Linux's SIGSEGV; cc's check then
+    passes, while the same bytes assembled without ukl-cc are refused."""
+    uas = _ukl_as()
+    source = ("f:\n\tint $0x80\n1:\tint $4 # overflow\n\tint $3\n\tint3\n\thlt\n"
+              "\tmovq %rax, %cr4\n\tmov %cr4,%rax\n\trdmsr; wrmsr\n\t.int 5\n\tret\n")
+    rewritten = uas.rewrite(source)
+    assert rewritten == (
+        "f:\n\t.byte 0x0f, 0xb9, 0x48, 128\n1:\t.byte 0x0f, 0xb9, 0x48, 4\n\tint $3\n"
+        "\tint3\n\t.byte 0x0f, 0xb9, 0x10\n\t.byte 0x0f, 0xb9, 0x10\n\tmov %cr4,%rax\n"
+        "\t.byte 0x0f, 0xb9, 0x10; .byte 0x0f, 0xb9, 0x10\n\t.int 5\n\tret\n")
+    for name, text in (("plain", source), ("rewritten", rewritten)):
+        (tmp_path / f"{name}.s").write_text("\t.text\n\t.globl f\n\t.type f, @function\n" + text)
+        subprocess.run(["gcc", "-c", str(tmp_path / f"{name}.s"), "-o", str(tmp_path / f"{name}.o")],
+                       check=True)
+    cc.check_kernel_entries(tmp_path / "rewritten.o")
+    with pytest.raises(UklError, match=r"f uses `int \$0x80`: .*assembled without ukl-cc"):
+        cc.check_kernel_entries(tmp_path / "plain.o")
+
+
 def test_a_stop_sends_the_first_signal_and_kills_at_the_second(tmp_path):
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(tmp_path / "ctl"))

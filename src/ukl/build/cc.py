@@ -143,10 +143,14 @@ def check_undefined(obj: Path):
                    f"UKL C library provides it")
 
 
-# Instructions that a program under Linux cannot use (they raise SIGSEGV) or
-# that would take the kernel's own state at CPL0: refused at link time.
+# Instructions that would act on the machine or take the kernel's own state
+# at CPL0: refused at link time.  ukl-cc's assembler turns the ones that raise
+# SIGSEGV under Linux into a trap that raises it under UKL too (toolchain/as),
+# so the privileged ones and `int` are found here only in code it did not assemble.
+NOT_ASSEMBLED = " (ukl-cc assembles it as a trap that raises that SIGSEGV; this code " \
+                "was assembled without ukl-cc)"
 PRIVILEGED = ("a privileged instruction: under Linux it raises SIGSEGV, at CPL0 it "
-              "would act on the machine")
+              "would act on the machine" + NOT_ASSEMBLED)
 GS = "UKL code runs on the kernel's GS base and has none of its own (docs/design.md)"
 REFUSED_INSNS = {
     **dict.fromkeys(["hlt", "lgdt", "lidt", "lldt", "ltr", "lmsw", "clts", "invd", "wbinvd",
@@ -174,7 +178,8 @@ def refused_instruction(mnemonic: str, operands: str) -> str | None:
     if re.search(r",%[cd]r\d+$", operands):     # reading one is harmless (examples/cpl.c)
         return PRIVILEGED
     if mnemonic == "int" and operands.strip() != "$0x3":
-        return "at CPL0 it enters that kernel vector; under Linux it raises SIGSEGV"
+        return "at CPL0 it enters that kernel vector; under Linux it raises SIGSEGV" + \
+            NOT_ASSEMBLED
     return None
 
 

@@ -61,10 +61,11 @@ def _tests(directory: str, flags: tuple, *names: str) -> list[Test]:
 
 # As Linux's Makefiles build them (lib.mk adds -D_GNU_SOURCE=), against musl:
 # musl's empty librt and libdl are left out.  Left out because they build on
-# neither kernel's C library here (glibc or libcap only): x86/amx, seccomp_bpf,
+# neither kernel's C library here (glibc or libcap only): x86/amx,
 # sigaltstack/sas (swapcontext), futex_waitv, clone3_cap_checkpoint_restore,
 # mq_perf_tests (popt).  mq_open_tests gets a shim of glibc's error() and its
-# DEFFILEMODE.  The rest are all listed: those ukl-cc refuses are results too.
+# DEFFILEMODE, seccomp_bpf one of the five libcap calls it makes.  The rest
+# are all listed: those ukl-cc refuses are results too.
 TESTS = [
     *_tests("x86", X86, "single_step_syscall", "sysret_ss_attrs: x86/thunks.S", "syscall_nt",
             "test_mremap_vdso", "check_initial_reg_state: -Wl,-ereal_start -static",
@@ -75,7 +76,8 @@ TESTS = [
             "test_shadow_stack", "ldt_gdt", "ptrace_syscall: -fomit-frame-pointer"),
     *_tests("ptrace", ("-std=c99", "-pthread", "-Wall", "-D_GNU_SOURCE="), "get_syscall_info",
             "peeksiginfo", "vmaccess", "get_set_sud"),
-    *_tests("seccomp", ("-Wall", "-D_GNU_SOURCE="), "seccomp_benchmark"),
+    *_tests("seccomp", ("-Wall", "-D_GNU_SOURCE="), "seccomp_benchmark",
+            f"seccomp_bpf: -pthread -I{SHIMS}/include"),
     *_tests("timers", TIMERS, f"posix_timers: -include {SHIMS}/glibc-sigevent.h",
             "nanosleep", "nsleep-lat",
             "set-timer-lat: -include sys/time.h",
