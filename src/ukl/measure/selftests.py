@@ -115,10 +115,15 @@ PREPARE = {
     "exec/execveat": "cp /app/* execveat && ln -s execveat execveat.symlink && "
                      "cp execveat execveat.denatured && chmod -x execveat.denatured && "
                      "printf '#!/bin/sh\\nexit $*\\n' >script && chmod +x script && "
-                     "mkdir subdir && touch Makefile",
+                     "mkdir subdir && touch Makefile && ln -sf bash /bin/sh",
     "exec/non-regular": "rm /bin/true && printf '#!/bin/sh\\nexit 0\\n' >/bin/true && "
                         "chmod +x /bin/true",
 }
+# Programs beside busybox in a test's guest: bash as /bin/sh for execveat,
+# whose script cases expect the 127 bash exits with when it cannot open the
+# script; busybox's sh and dash exit 2.
+TOOLS = {"exec/execveat": {"bash": lambda: recipes.binary(recipes.load("bash"),
+                                                           configs.get("baseline"))}}
 # What CI runs (README: the full matrix is `ukl selftests`).
 # What CI runs under ukl-ret-byp at 2 CPUs (tests/boot/test_selftests.py): the
 # x86 entry tests that build for UKL and pass on stock Linux under QEMU, and a
@@ -187,7 +192,8 @@ def run(test: Test, binary: Path, config: str, smp: int) -> dict:
     out, err = io.BytesIO(), io.BytesIO()
     built = api.build(str(binary), config)
     try:
-        opts = api.Options(smp=smp, timeout=TIMEOUT, prepare=PREPARE.get(test.name, ""))
+        opts = api.Options(smp=smp, timeout=TIMEOUT, prepare=PREPARE.get(test.name, ""),
+                           tools=TOOLS.get(test.name, {}))
         res = api.boot(built, opts, stdout=out, stderr=err)
         status, kernel = res.status, None
     except UklError as e:
