@@ -67,13 +67,13 @@ PINNED = {
     "pidfd/pidfd_setns_test":
         lambda cell: cell["differs"] == ["pass -> fail",
                                          "current_nsset.pidfd_incremental_setns: pass -> fail"],
-    # A tracer may not single-step a UKL program (PTRACE_SINGLESTEP is EIO):
-    # the test skips the step it makes on each CPU after the suspend.
     # A tracer needs CAP_SYS_ADMIN (and CAP_SYS_MODULE) to attach to a UKL
     # program: its O_SUSPEND_SECCOMP fixture drops CAP_SYS_ADMIN first.
     # Too slow for CI (6 minutes a configuration): `ukl selftests` shows it.
     "seccomp/seccomp_bpf":
         lambda cell: cell["differs"] == ["O_SUSPEND_SECCOMP.setoptions: pass -> fail"],
+    # A tracer may not single-step a UKL program (PTRACE_SINGLESTEP is EIO):
+    # the test skips the step it makes on each CPU after the suspend.
     "breakpoints/step_after_suspend_test":
         lambda cell: cell["differs"] == ["CPU 0: pass -> skip", "CPU 1: pass -> skip"]
         and "ptrace(PTRACE_SINGLESTEP) not supported" in cell["stdout"],
