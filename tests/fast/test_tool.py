@@ -3,6 +3,7 @@ import base64
 import dataclasses
 import hashlib
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -425,6 +426,23 @@ def test_the_assembler_turns_what_faults_at_cpl3_into_a_trap_naming_the_fault(tm
     cc.check_kernel_entries(tmp_path / "rewritten.o")
     with pytest.raises(UklError, match=r"f uses `int \$0x80`: .*assembled without ukl-cc"):
         cc.check_kernel_entries(tmp_path / "plain.o")
+    # GAS's octal, a debug register, SYSRET's 32-bit form; labels, symbols
+    # and operands GAS must judge are left alone.
+    assert uas.rewrite("\tint $010\n\tmov %rax,%db7\n\tsysretl\n") == \
+        "\t.byte 0x0f, 0xb9, 0x48, 8\n" + "\t.byte 0x0f, 0xb9, 0x10\n" * 2
+    untouched = "hlt:\n\trdmsr.part.0:\n\thlt=1\n\tint $VEC\n\tint $256\n\tint $03\n"
+    assert uas.rewrite(untouched) == untouched
+
+
+@pytest.mark.parametrize("code,shown", [("0x0f, 0x23, 0xf8", "mov %rax,%db7"),
+                                         ("0x0f, 0x35", "sysexitl")])
+def test_the_link_check_refuses_what_objdump_spells_otherwise(tmp_path, code, shown):
+    """objdump prints a debug register as %db7 and a plain SYSEXIT as sysexitl."""
+    (tmp_path / "p.s").write_text(f"\t.text\n\t.globl f\n\t.type f, @function\n"
+                                  f"f:\n\t.byte {code}\n\tret\n")
+    subprocess.run(["gcc", "-c", str(tmp_path / "p.s"), "-o", str(tmp_path / "p.o")], check=True)
+    with pytest.raises(UklError, match=f"f uses `{re.escape(shown)}`: a privileged instruction"):
+        cc.check_kernel_entries(tmp_path / "p.o")
 
 
 def test_a_stop_sends_the_first_signal_and_kills_at_the_second(tmp_path):

@@ -151,12 +151,14 @@ NOT_ASSEMBLED = " (ukl-cc assembles it as a trap that raises that SIGSEGV; this 
                 "was assembled without ukl-cc)"
 PRIVILEGED = ("a privileged instruction: under Linux it raises SIGSEGV, at CPL0 it "
               "would act on the machine" + NOT_ASSEMBLED)
+PORT_IO = ("a privileged instruction: under Linux it raises SIGSEGV unless ioperm() or "
+           "iopl() allowed the port, at CPL0 it would always reach the port")
 GS = "UKL code runs on the kernel's GS base and has none of its own (docs/design.md)"
 REFUSED_INSNS = {
     **dict.fromkeys(["hlt", "lgdt", "lidt", "lldt", "ltr", "lmsw", "clts", "invd", "wbinvd",
                      "invlpg", "invpcid", "rdmsr", "wrmsr", "wrmsrns", "xsetbv", "sysret",
-                     "sysretq", "sysexit", "sysexitq", "in", "out", "insb", "insw", "insl",
-                     "outsb", "outsw", "outsl"], PRIVILEGED),
+                     "sysretl", "sysretq", "sysexit", "sysexitl", "sysexitq"], PRIVILEGED),
+    **dict.fromkeys(["in", "out", "insb", "insw", "insl", "outsb", "outsw", "outsl"], PORT_IO),
     **dict.fromkeys(["swapgs", "lgs", "rdgsbase", "wrgsbase"], GS),
     "sysenter": "32-bit system calls, which UKL code does not have",
 }
@@ -175,7 +177,7 @@ def refused_instruction(mnemonic: str, operands: str) -> str | None:
         return REFUSED_INSNS[mnemonic]
     if "%gs" in operands:
         return GS
-    if re.search(r",%[cd]r\d+$", operands):     # reading one is harmless (examples/cpl.c)
+    if re.search(r",%(?:cr|dr|db)\d+$", operands):   # reading one is harmless (examples/cpl.c)
         return PRIVILEGED
     if mnemonic == "int" and operands.strip() != "$0x3":
         return "at CPL0 it enters that kernel vector; under Linux it raises SIGSEGV" + \
