@@ -63,8 +63,8 @@ def cpl3_faults(config: str) -> list[str]:
     """What tests/programs/cpl3fault.c prints on x86-64 Linux without IA32
     emulation.  An `int $N` to a gate the program may not use is a #GP whose
     error code is the IDT bit and N as the selector index, (N << 3) | 2, as
-    the CPU and a UKL kernel give it; QEMU's TCG, under which stock Linux
-    runs here, gives (N << 4) | 2.  `int $4` is a trap: reported after it."""
+    the SDM defines it (not checked on hardware here) and a UKL kernel gives
+    it; QEMU's TCG, under which stock Linux runs here, gives (N << 4) | 2.  `int $4` is a trap: reported after it."""
     shift = 4 if config == "baseline" else 3
     gp = [("int $0x80", 0x80), ("int $0x21", 0x21), ("int $0", 0), ("int $0xff", 0xff)]
     lines = {insn: f"SIGSEGV code=128 addr=0 trapno=13 err={(n << shift) | 2:#x} ip=insn"

@@ -147,8 +147,8 @@ def check_undefined(obj: Path):
 # at CPL0: refused at link time.  ukl-cc's assembler turns the ones that raise
 # SIGSEGV under Linux into a trap that raises it under UKL too (toolchain/as),
 # so the privileged ones and `int` are found here only in code it did not assemble.
-NOT_ASSEMBLED = " (ukl-cc assembles it as a trap that raises that SIGSEGV; this code " \
-                "was assembled without ukl-cc)"
+NOT_ASSEMBLED = " (ukl-cc assembles it as a trap that raises that SIGSEGV; this one was " \
+                "written as bytes or assembled without ukl-cc)"
 PRIVILEGED = ("a privileged instruction: under Linux it raises SIGSEGV, at CPL0 it "
               "would act on the machine" + NOT_ASSEMBLED)
 PORT_IO = ("a privileged instruction: under Linux it raises SIGSEGV unless ioperm() or "
