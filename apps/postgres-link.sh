@@ -1,10 +1,16 @@
 #!/bin/sh
-# postgres-link.sh CC JOBS NAME=DIR...: link loadable modules into the server,
-# where postgres-linked-libraries.patch finds them by name.  Each module's
-# shared library (DIR/NAME.so, or DIR/NAME.o for one of a directory's
-# single-file modules) is made one relocatable object instead, its _PG_init and
-# Pg_magic_func renamed as its own (every module defines both), and a table
-# of its exported functions generated; then the server is linked with them.
+# postgres-link.sh CC JOBS MODULE...: link loadable modules into the server,
+# where postgres-linked-libraries.patch finds them by name.  A MODULE is
+#   NAME=DIR        DIR/NAME.so, built as one relocatable object;
+#   NAME=DIR/F.o    one of a directory's single-file modules;
+#   DIR/*           every module in DIR's subdirectories, each named as its own;
+#   NAME=DIR+A...   DIR/NAME.so with the archives A... linked privately: they
+#                   supply what the module takes from the first one (libpq for
+#                   libpqwalreceiver) and keep the rest to themselves, so that
+#                   the module still uses the server's own palloc-based helpers.
+# Each object's _PG_init and Pg_magic_func are renamed as its own (every module
+# defines both), a table of its exported functions is generated, and the
+# server is linked with them.
 set -eu
 cc=$1 jobs=$2
 shift 2
@@ -15,23 +21,50 @@ table=$out/linked_libraries.c
 symbols() {         # the global functions an object defines
   nm -g --defined-only "$1" | awk '$2 == "T" { print $3 }'
 }
+modules=
+for spec; do
+  case $spec in
+    */\*) for d in "${spec%/\*}"/*/; do
+            [ -f "$d/Makefile" ] && d=${d%/} && modules="$modules ${d##*/}=$d"
+          done ;;
+    *) modules="$modules $spec" ;;
+  esac
+done
+private() {         # private OBJ ARCHIVE...: OBJ with ARCHIVE... linked into it privately
+  obj=$1
+  shift
+  nm -u "$obj" | awk '{ print $2 }' | sort >"$obj.wants"
+  nm -g --defined-only "$1" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u >"$obj.has"
+  comm -12 "$obj.wants" "$obj.has" >"$obj.takes"
+  ld -r -o "$obj.private" $(sed 's/^/-u /' "$obj.takes") --start-group "$@" --end-group
+  objcopy --keep-global-symbols="$obj.takes" "$obj.private"
+  ld -r -o "$obj.whole" "$obj" "$obj.private"
+  mv "$obj.whole" "$obj"
+}
 {
   echo '#include <stddef.h>'
   echo 'typedef struct { const char *name; void *address; } LinkedSymbol;'
   echo 'typedef struct { const char *library; const LinkedSymbol *symbols; } LinkedLibrary;'
 } >"$table"
 objects=
-for module; do
+for module in $modules; do
   name=${module%%=*} dir=${module#*=}
+  archives=
+  case $dir in *+*) archives=${dir#*+} dir=${dir%%+*} ;; esac
   case $dir in
     *.o) make -C "${dir%/*}" "${dir##*/}"
          lib=$dir ;;
-    *)   make -j"$jobs" -C "$dir" "$name.so" LINK.shared='gcc -r -nostdlib' LDFLAGS_SL=
+    *)   make -j"$jobs" -C "$dir" "$name.so" LINK.shared='gcc -r -nostdlib' LDFLAGS_SL= \
+           SHLIB_LINK_INTERNAL= SHLIB_PREREQS=
          lib=$dir/$name.so ;;
   esac
   obj=$out/$name.o
   objcopy --redefine-sym "_PG_init=${name}__PG_init" \
     --redefine-sym "Pg_magic_func=${name}_Pg_magic_func" "$lib" "$obj"
+  if [ -n "$archives" ]; then
+    # shellcheck disable=SC2086  # the archives are words
+    private "$obj" $(echo "$archives" | tr + ' ')
+  fi
   objects="$objects $obj"
   symbols "$obj" | awk '{ print "extern void " $1 "(void);" }' >>"$table"
   echo "static const LinkedSymbol ${name}_symbols[] = {" >>"$table"
@@ -44,7 +77,7 @@ for module; do
   echo '};' >>"$table"
 done
 echo 'const LinkedLibrary linked_libraries[] = {' >>"$table"
-for module; do
+for module in $modules; do
   echo "  { \"${module%%=*}\", ${module%%=*}_symbols }," >>"$table"
 done
 echo '  { NULL, NULL }' >>"$table"

@@ -5,10 +5,12 @@ psql on the host; SIGTERM to `ukl run` is a fast shutdown that the next
 start finds clean, and after QEMU is killed the next start recovers every
 committed row from the WAL.  PL/pgSQL, the Snowball dictionaries and
 pg_stat_statements are linked in, and found by CREATE EXTENSION, LANGUAGE C
-and LOAD.  Under UKL and on Linux."""
+and LOAD; so are the encoding conversions and libpqwalreceiver, which a
+subscription uses.  Under UKL and on Linux."""
 import os
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -95,7 +97,7 @@ def test_a_volume_is_initialised_once_and_keeps_every_commit(tmp_path, config):
 @pytest.mark.parametrize("config", CONFIGS)
 def test_the_linked_in_modules_load_without_dlopen(config):
     run, port, _ = start(config, "-c", "shared_preload_libraries=pg_stat_statements",
-                      env=["POSTGRES_PASSWORD=secret"])
+                         "-c", "wal_level=logical", env=["POSTGRES_PASSWORD=secret"])
     with run:
         psql(port, "create function twice(n int) returns int language plpgsql as "
                    "$$ begin return 2 * n; end $$")
@@ -113,6 +115,21 @@ def test_the_linked_in_modules_load_without_dlopen(config):
                               "-XAtqc", "load 'pgcrypto'"], capture_output=True, text=True,
                              env={**os.environ, "PGPASSWORD": "secret"}, timeout=60)
         assert res.returncode != 0 and 'could not access file "pgcrypto"' in res.stderr
+        # The encoding conversions, each its own library.
+        assert psql(port, "select convert_to('caf\u00e9', 'LATIN1'), "
+                          "convert_to('\u65e5\u672c', 'EUC_JP')") == "\\x636166e9|\\xc6fccbdc"
+        # libpqwalreceiver, with its own libpq: a subscription to another
+        # database of the same server copies its table, in a worker process.
+        psql(port, "create database pub")
+        psql(port, "create table t(a int primary key); insert into t values (1), (2), (3); "
+                   "create publication p for table t", db="pub")
+        psql(port, "create table t(a int primary key)")
+        psql(port, "create subscription s connection 'host=/var/run/postgresql dbname=pub "
+                   "user=postgres password=secret' publication p")
+        deadline = time.monotonic() + 120
+        while psql(port, "select count(*) from t") != "3":
+            assert time.monotonic() < deadline, "the subscription copied nothing in 120s"
+            time.sleep(1)
         run.signal(signal.SIGTERM)
         assert run.finish()[0] == 0
 
