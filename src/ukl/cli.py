@@ -11,7 +11,7 @@ from .build import bisect, fetch, kernel, series
 from .errors import UklError
 from .guest import console, features, options, qemu
 from .guest.options import argparse_type
-from .measure import bench, fuzz, perf_report, pgregress, profile, selftests, serverbench, soak
+from .measure import bench, fuzz, perf_report, profile, selftests, serverbench, soak, suite
 
 PROGRAM_HELP = "an example name, a C/C++ file, a file linked by ukl-cc, or an app recipe"
 CONFIG_HELP = f"configuration (default ukl): {', '.join(configs.CONFIGS)}"
@@ -189,9 +189,12 @@ def _parser() -> Parser:
     sk.add_argument("--trinity", action="store_true",
                     help="Debian's trinity fuzzes the kernel beside Redis, as nobody")
 
-    pr = sub.add_parser("pg-regress", help="PostgreSQL's regression suite (the core schedule) "
-                        "from the host against the postgres recipe, beside Linux")
-    pr.add_argument("--configs", default="", help="comma-separated (default: ukl)")
+    su = sub.add_parser("suite", help="an application's own upstream test suite against it as "
+                        "a UKL program, beside the same recipe on stock Linux")
+    su.add_argument("app", choices=sorted(suite.SUITES))
+    su.add_argument("--configs", default="", help="comma-separated (default: ukl,ukl-ret-byp)")
+    su.add_argument("--smp", type=_positive("CPUs"), default=2, help="CPUs (default 2)")
+    su.add_argument("--ci", action="store_true", help="only the few tests CI runs")
 
     pt = sub.add_parser("patches", help="edit a patch series as a git tree")
     pt.add_argument("action", choices=["edit", "export", "reset", "check"])
@@ -328,10 +331,10 @@ def main(argv=None):
         elif args.command == "oci":
             print(oci.build(args.program, _config(args), args.dest,
                             features.from_args(args, "oci", args=tuple(prog_args))))
-        elif args.command in ("bench", "profile", "selftests", "fuzz", "soak", "pg-regress"):
+        elif args.command in ("bench", "profile", "selftests", "fuzz", "soak", "suite"):
             split = lambda v: [x for x in v.split(",") if x]
-            if args.command == "pg-regress":
-                dest = pgregress.main(split(args.configs))
+            if args.command == "suite":
+                dest = suite.main(args.app, split(args.configs), args.smp, args.ci)
             elif args.command == "soak":
                 configs.get(args.config)
                 dest = soak.main(args.minutes, args.config, args.clients, args.trinity)

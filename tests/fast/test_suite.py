@@ -1,6 +1,9 @@
-"""`ukl pg-regress`: pg_regress's report read back, and the table that sets
-each configuration's failures beside Linux's."""
-from ukl.measure import pgregress
+"""`ukl suite`: an application's own suite's report read back, and the
+table and plot that set each configuration's results beside Linux's."""
+import pytest
+
+from ukl.errors import UklError
+from ukl.measure import pgregress, suite
 
 OUTPUT = """\
 test tablespace                   ... ok          120 ms
@@ -12,16 +15,56 @@ test test_setup                   ... FAILED      200 ms
 """
 
 
-def test_each_tests_result_is_read_from_the_report():
-    assert pgregress.parse(OUTPUT) == {"tablespace": "ok", "boolean": "ok", "char": "FAILED",
-                                       "random": "failed (ignored)", "test_setup": "FAILED"}
+def test_each_tests_result_is_read_from_pg_regress_report():
+    assert pgregress.parse(OUTPUT) == {"tablespace": "passed", "boolean": "passed",
+                                       "char": "failed", "random": "skipped",
+                                       "test_setup": "failed"}
 
 
-def test_the_table_sets_failures_beside_linuxs():
+def _results():
     linux = pgregress.parse(OUTPUT)
-    ukl = dict(linux, boolean="FAILED", test_setup="ok")
-    table = pgregress.table({"schedule": "parallel_schedule", "runs": [
-        {"config": "baseline", "tests": linux}, {"config": "ukl", "tests": ukl}]})
-    assert "| baseline | 5 | 2 | 2 | - |" in table
-    assert "| ukl | 5 | 2 | 2 | boolean |" in table
-    assert "Linux included: char" in table
+    ukl = dict(linux, boolean="failed", test_setup="passed")
+    return {"app": "postgres", "smp": 2, "runs": [
+        {"config": "baseline", "schedule": "core", "tests": linux},
+        {"config": "baseline", "schedule": "isolation", "tests": {"deadlock": "passed"}},
+        {"config": "ukl", "schedule": "core", "tests": ukl},
+        {"config": "ukl", "schedule": "isolation", "tests": {"deadlock": "passed"}}]}
+
+
+def test_the_table_names_each_difference_from_linux():
+    table = suite.table(_results())
+    assert "| core | baseline | 5 | 2 | 2 | 1 | - |" in table
+    assert "| core | ukl | 5 | 2 | 2 | 1 | **boolean**, **test_setup** |" in table
+    assert "| isolation | ukl | 1 | 1 | 0 | 0 | - |" in table
+    assert "Linux included (core): char" in table
+    assert "- **boolean** (core): failed under ukl, passed on Linux" in table
+
+
+def test_a_test_missing_under_a_configuration_differs():
+    results = _results()
+    del results["runs"][3]["tests"]["deadlock"]
+    assert suite.differences(results) == [
+        ("core", "boolean", "ukl", "failed", "passed"),
+        ("core", "test_setup", "ukl", "passed", "failed"),
+        ("isolation", "deadlock", "ukl", "not run", "passed")]
+
+
+def test_the_plot_is_drawn(tmp_path):
+    suite.plot(_results(), tmp_path / "plot.png")
+    assert (tmp_path / "plot.png").stat().st_size > 1000
+
+
+def test_an_unknown_suite_is_one_error():
+    with pytest.raises(UklError, match="no test suite for 'nosuch': known are postgres, sqlite"):
+        suite.main("nosuch", [], 2)
+
+
+def test_sqlite_files_are_read_and_a_crash_fails_the_running_one():
+    from ukl.measure import sqlitesuite
+    output = ("ukl-suite: 4 files\nukl-suite: start lock.test\n! lock-1.2 expected: [1]\n"
+              "ukl-suite: lock.test failed 1 40\nukl-suite: start wal.test\n"
+              "ukl-suite: wal.test passed 0 900\nukl-suite: start select1.test\n"
+              "Segmentation fault\n").replace("\n", "\r\n")
+    assert sqlitesuite.parse(output, ["lock.test", "wal.test", "select1.test", "x.test"]) == {
+        "lock.test": "failed", "wal.test": "passed", "select1.test": "failed",
+        "x.test": "not run"}

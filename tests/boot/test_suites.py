@@ -1,0 +1,14 @@
+"""`ukl suite` in CI (issue 40): a few of SQLite's own test files, run by
+testfixture as a UKL program with its data on the guest's disk and on a
+volume.  wal.test runs testfixture again as a child, so two UKL processes
+share the database's locks.  The full runs, beside Linux, are
+`ukl suite sqlite` and `ukl suite postgres` (docs/selftests.md)."""
+from ukl.measure import sqlitesuite
+
+
+def test_sqlites_own_test_files_pass_as_a_ukl_program():
+    runs = sqlitesuite.run_config(None, "ukl-ret-byp", 2, ci=True)
+    assert [r["schedule"] for r in runs] == ["disk", "volume"]
+    for r in runs:
+        assert r["tests"] == {f: "passed" for f in sqlitesuite.CI_FILES}, r["log"][-3000:]
+        assert r["exit_status"] == 0
