@@ -89,7 +89,7 @@ def ci_selftests():
 def test_linuxs_selftest_runs_as_on_linux(ci_selftests, test):
     cells = {c["config"]: c for c in ci_selftests["cells"] if c["test"] == test}
     base, ukl = cells["baseline"], cells["ukl-ret-byp"]
-    assert selftests.outcome(base) == "pass", base["stdout"]
+    assert selftests.outcome(base) == "pass", (base["kernel"], base["stdout"])
     assert not ukl["kernel"], ukl["kernel"]
     if test in PINNED:
         assert ukl["differs"] and PINNED[test](ukl), ukl["stdout"]
