@@ -12,6 +12,7 @@
 # defines both), a table of its exported functions is generated, and the
 # server is linked with them.
 set -eu
+export LC_ALL=C     # one collation for sort and comm
 cc=$1 jobs=$2
 shift 2
 out=$PWD/linked
@@ -24,9 +25,12 @@ symbols() {         # the global functions an object defines
 modules=
 for spec; do
   case $spec in
-    */\*) for d in "${spec%/\*}"/*/; do
-            [ -f "$d/Makefile" ] && d=${d%/} && modules="$modules ${d##*/}=$d"
-          done ;;
+    */\*) found=
+          for d in "${spec%/\*}"/*/; do
+            if [ -f "$d/Makefile" ]; then d=${d%/} found="$found ${d##*/}=$d"; fi
+          done
+          [ -n "$found" ] || { echo "postgres-link.sh: no module in $spec" >&2; exit 1; }
+          modules="$modules$found" ;;
     *) modules="$modules $spec" ;;
   esac
 done
@@ -34,8 +38,9 @@ private() {         # private OBJ ARCHIVE...: OBJ with ARCHIVE... linked into it
   obj=$1
   shift
   nm -u "$obj" | awk '{ print $2 }' | sort >"$obj.wants"
-  nm -g --defined-only "$1" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u >"$obj.has"
+  nm -g --defined-only "$1" | awk 'NF == 3 { print $3 }' | sort -u >"$obj.has"
   comm -12 "$obj.wants" "$obj.has" >"$obj.takes"
+  [ -s "$obj.takes" ] || { echo "postgres-link.sh: $obj takes nothing from $1" >&2; exit 1; }
   ld -r -o "$obj.private" $(sed 's/^/-u /' "$obj.takes") --start-group "$@" --end-group
   objcopy --keep-global-symbols="$obj.takes" "$obj.private"
   ld -r -o "$obj.whole" "$obj" "$obj.private"

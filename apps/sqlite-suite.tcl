@@ -1,47 +1,34 @@
-# testfixture sqlite-suite.tcl DATADIR NAME...: SQLite's test files, each as
-# its own suites run them (permutations.test's run_tests: a child
-# interpreter, then its open-file and shared-cache checks), in DATADIR.
-# A NAME is a test file (wal.test) or a suite of permutations.test
-# (veryquick).  Before each file: "ukl-suite: start FILE"; after it:
-# "ukl-suite: FILE passed|failed ERRORS TESTS".  This script goes in test/,
-# where tester.tcl finds the rest from $argv0.
+# testfixture sqlite-suite.tcl DATADIR FILE...: SQLite's test files (in
+# test/, beside this script), each as SQLite's own suites run them
+# (permutations.test's run_tests: a child interpreter, then its open-file
+# and shared-cache checks), with the databases under DATADIR.  Before each
+# file: "ukl-suite: start FILE"; after it: "ukl-suite: FILE passed|failed
+# ERRORS TESTS".
 set argv0 [file normalize $argv0]
 set testdir [file dirname $argv0]
 set datadir [lindex $argv 0]
-set names [lrange $argv 1 end]
-set argv {}
+set files [lrange $argv 1 end]
+# Every file's errors count: tester.tcl stops the run after 1000 by default.
+set argv {--maxerror=1000000000}
 cd $datadir
 source $testdir/permutations.test
 
-set top [file dirname $testdir]
-proc display {f} {
-  foreach dir [list $::testdir $::top] {
-    if {[string first $dir/ $f] == 0} { return [string range $f [string length $dir/] end] }
-  }
-  return $f
-}
-set files {}
-foreach name $names {
-  if {[info exists ::testspec($name)]} {
-    array set spec $::testspec($name)
-    foreach f [lsort $spec(-files)] { lappend files [display [file normalize $f]] }
-  } else {
-    lappend files $name
-  }
-}
 puts "ukl-suite: [llength $files] files"
 foreach f $files {
   puts "ukl-suite: start $f"
   flush stdout
   set errors [set_test_counter errors]
   set count [set_test_counter count]
-  set path [expr {[file exists $testdir/$f] ? "$testdir/$f" : "$top/$f"}]
-  # A script that stops on an error of its own fails, and the next one runs.
-  if {[catch { run_tests ukl-suite -prefix "" -files [list $path] } msg]} {
+  # A script that stops on an error of its own fails; the next one runs with
+  # the library's process-wide fault injection and shared cache reset.
+  if {[catch { run_tests ukl-suite -prefix "" -files [list $testdir/$f] } msg]} {
     puts "ukl-suite: $f stopped: $msg"
     fail_test $f
     catch { interp delete tinterp }
-    foreach k {name prefix dbconfig presql} { unset -nocomplain ::G(perm:$k) }
+    catch { sqlite3_enable_shared_cache 0 }
+    foreach v {sqlite_io_error_pending sqlite_io_error_persist sqlite_diskfull_pending} {
+      catch { set ::$v 0 }
+    }
   }
   set errors [expr {[set_test_counter errors] - $errors}]
   set count [expr {[set_test_counter count] - $count}]

@@ -12,8 +12,9 @@ from cases import SUITE
 from ukl import configs, symbols
 from ukl.build import kernel
 
-OPTIMISED = [c for c in configs.SPECTRUM if c != "ukl"
-             and os.environ.get("UKL_MATRIX_CONFIGS", "ukl-ret-byp") in ("all", c)]
+MATRIX = os.environ.get("UKL_MATRIX_CONFIGS", "ukl-ret-byp").split(",")
+OPTIMISED = [c for c in configs.SPECTRUM if c != "ukl" and ("all" in MATRIX or c in MATRIX)]
+assert "all" in MATRIX or set(MATRIX) <= set(OPTIMISED), f"UKL_MATRIX_CONFIGS: {MATRIX}"
 SMP = [int(n) for n in os.environ.get("UKL_MATRIX_SMP", "2").split(",")]
 
 

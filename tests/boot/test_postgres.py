@@ -120,12 +120,15 @@ def test_the_linked_in_modules_load_without_dlopen(config):
                           "convert_to('\u65e5\u672c', 'EUC_JP')") == "\\x636166e9|\\xc6fccbdc"
         # libpqwalreceiver, with its own libpq: a subscription to another
         # database of the same server copies its table, in a worker process.
+        # (Its slot is made first: CREATE SUBSCRIPTION cannot make one in its
+        # own cluster, as PostgreSQL's documentation says.)
         psql(port, "create database pub")
         psql(port, "create table t(a int primary key); insert into t values (1), (2), (3); "
-                   "create publication p for table t", db="pub")
+                   "create publication p for table t; "
+                   "select pg_create_logical_replication_slot('s', 'pgoutput')", db="pub")
         psql(port, "create table t(a int primary key)")
         psql(port, "create subscription s connection 'host=/var/run/postgresql dbname=pub "
-                   "user=postgres password=secret' publication p")
+                   "user=postgres password=secret' publication p with (create_slot = false)")
         deadline = time.monotonic() + 120
         while psql(port, "select count(*) from t") != "3":
             assert time.monotonic() < deadline, "the subscription copied nothing in 120s"

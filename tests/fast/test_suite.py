@@ -33,9 +33,9 @@ def _results():
 
 def test_the_table_names_each_difference_from_linux():
     table = suite.table(_results())
-    assert "| core | baseline | 5 | 2 | 2 | 1 | - |" in table
-    assert "| core | ukl | 5 | 2 | 2 | 1 | **boolean**, **test_setup** |" in table
-    assert "| isolation | ukl | 1 | 1 | 0 | 0 | - |" in table
+    assert "| core | baseline | 5 | 2 | 2 | 1 | 0 | - |" in table
+    assert "| core | ukl | 5 | 2 | 2 | 1 | 0 | **boolean**, **test_setup** |" in table
+    assert "| isolation | ukl | 1 | 1 | 0 | 0 | 0 | - |" in table
     assert "Linux included (core): char" in table
     assert "- **boolean** (core): failed under ukl, passed on Linux" in table
 
@@ -68,3 +68,16 @@ def test_sqlite_files_are_read_and_a_crash_fails_the_running_one():
     assert sqlitesuite.parse(output, ["lock.test", "wal.test", "select1.test", "x.test"]) == {
         "lock.test": "failed", "wal.test": "passed", "select1.test": "failed",
         "x.test": "not run"}
+
+
+def test_a_suite_that_ran_nothing_anywhere_is_one_error(monkeypatch):
+    class Nothing:
+        def prepare():
+            return None
+
+        def run_config(_, config, smp, ci):
+            return [{"config": config, "schedule": "core", "tests": {"a": "not run"},
+                     "log": "postgres did not start"}]
+    monkeypatch.setitem(suite.SUITES, "nothing", Nothing)
+    with pytest.raises(UklError, match="nothing's suite ran no test: postgres did not start"):
+        suite.main("nothing", ["ukl"], 2)

@@ -12,7 +12,7 @@ from .results import config_names, pyplot, write
 from ..errors import UklError
 
 SUITES = {"postgres": pgregress, "sqlite": sqlitesuite}
-RESULTS = ("passed", "failed", "skipped")
+RESULTS = ("passed", "failed", "skipped", "not run")
 
 
 def main(app: str, configs: list[str], smp: int, ci: bool = False) -> Path:
@@ -22,6 +22,8 @@ def main(app: str, configs: list[str], smp: int, ci: bool = False) -> Path:
     names = config_names(configs, ["ukl", "ukl-ret-byp"])
     prepared = suite.prepare()
     runs = [run for c in names for run in suite.run_config(prepared, c, smp, ci)]
+    if not any(v != "not run" for r in runs for v in r["tests"].values()):
+        raise UklError(f"{app}'s suite ran no test: {runs[0]['log'].strip()[-300:]}")
     return write(f"suite-{app}-", {"app": app, "smp": smp, "ci": ci, "runs": runs}, table,
                  plot, _logs)
 
@@ -51,8 +53,8 @@ def table(results: dict) -> str:
     part = "the subset CI runs" if results.get("ci") else "in full"
     lines = [f"{results['app']}'s own test suite, {part}, {results['smp']} CPU(s), "
              f"stock Linux first", "",
-             "| schedule | configuration | tests | passed | failed | skipped | "
-             "differs from Linux |", "|---|---|---|---|---|---|---|"]
+             "| schedule | configuration | tests | passed | failed | skipped | not run | "
+             "differs from Linux |", "|---|---|---|---|---|---|---|---|"]
     for r in results["runs"]:
         differing = [d[1] for d in diffs if d[0] == r["schedule"] and d[2] == r["config"]]
         lines.append(f"| {r['schedule']} | {r['config']} | {len(r['tests'])} | "
@@ -61,11 +63,12 @@ def table(results: dict) -> str:
     failing = {}
     for r in results["runs"]:
         failing.setdefault(r["schedule"], []).append(
-            {t for t, v in r["tests"].items() if v == "failed"})
+            {t for t, v in r["tests"].items() if v in ("failed", "not run")})
     lines.append("")
     for schedule, sets in failing.items():
         everywhere = set.intersection(*sets)
-        lines.append(f"Failing under every configuration, Linux included ({schedule}): "
+        lines.append(f"Failed or not run under every configuration, Linux included "
+                     f"({schedule}): "
                      f"{', '.join(sorted(everywhere)) or 'none'}")
     if diffs:
         lines += ["", "Differences from Linux:", ""]
@@ -83,12 +86,12 @@ def plot(results: dict, path: Path):
         n = sum(1 for d in diffs if d[0] == r["schedule"] and d[2] == r["config"])
         labels.append(f"{r['schedule']}\n{r['config']}")
         passed.append(_count(r, "passed"))
-        failed.append(_count(r, "failed"))
+        failed.append(_count(r, "failed") + _count(r, "not run"))
         differing.append(n)
     fig, ax = plt.subplots(figsize=(2 + 1.2 * len(runs), 4))
     x = range(len(runs))
     ax.bar(x, passed, color="#4caf50", label="passed")
-    ax.bar(x, failed, bottom=passed, color="#bdbdbd", label="failed",
+    ax.bar(x, failed, bottom=passed, color="#bdbdbd", label="failed or not run",
            edgecolor=["#d32f2f" if n else "none" for n in differing], linewidth=2)
     for i, n in enumerate(differing):
         ax.annotate(f"{n} differ" if n else "as Linux", (i, passed[i] + failed[i]),
