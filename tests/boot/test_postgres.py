@@ -124,8 +124,8 @@ def test_the_linked_in_modules_load_without_dlopen(config):
         # own cluster, as PostgreSQL's documentation says.)
         psql(port, "create database pub")
         psql(port, "create table t(a int primary key); insert into t values (1), (2), (3); "
-                   "create publication p for table t; "
-                   "select pg_create_logical_replication_slot('s', 'pgoutput')", db="pub")
+                   "create publication p for table t", db="pub")
+        psql(port, "select pg_create_logical_replication_slot('s', 'pgoutput')", db="pub")
         psql(port, "create table t(a int primary key)")
         psql(port, "create subscription s connection 'host=/var/run/postgresql dbname=pub "
                    "user=postgres password=secret' publication p with (create_slot = false)")
