@@ -73,8 +73,7 @@ def _schedule(tree: Path, schedule: str, config_name: str, smp: int, files: list
         # A fresh disk of the run's own, not the program's kept one (--data).
         image = work / "data.ext4"
         data.create(image, DATA_DISK)
-        disk = {"disk": image, "prepare": f"mkdir -p {datadir} && "
-                f"mount -t ext4 $(findfs LABEL={data.LABEL}) {datadir}"}
+        disk = {"disk": image, "prepare": data.MOUNT.format(guest=datadir, label=data.LABEL)}
     opts = api.Options(smp=smp, timeout=TIMEOUT, volumes=volumes, **disk,
                        args=(str(tree / "test" / "sqlite-suite.tcl"), datadir, *files))
     out, err = io.BytesIO(), io.BytesIO()
