@@ -184,6 +184,7 @@ SHARED = {
     "nobody, through a file": False,
     "nobody, through SysV shm": False,
     "nobody, mapping a file before the program": False,
+    "nobody, holding a file open for writing": False,
     "root, through map_files": True,
     "root, through fd": True,
 }

@@ -43,13 +43,14 @@
  * Hand getppid() to a seccomp listener, then execute "PATH listened" in a
  * child and answer its getppid() with 4242.
  *
- *   ukl-intruder share path|sysv|keep TARGET VALUE nobody|nomodule|root
+ *   ukl-intruder share path|sysv|keep|hold TARGET VALUE nobody|nomodule|root
  *
  * Become nobody or drop CAP_SYS_MODULE (or stay root), then write VALUE
  * into the first word of a shared page: the file at TARGET opened and
  * mapped ("open: ", "mmap: "), or the SysV segment TARGET ("shmat: ").
  * With "keep", create the file TARGET (mode 0666), map it, write VALUE,
- * create TARGET.ready and wait to be killed, keeping the mapping.
+ * create TARGET.ready and wait to be killed, keeping the mapping.  With
+ * "hold", the same, but write VALUE with pwrite() and map nothing.
  *
  *   ukl-intruder perf PID SECRET
  *
@@ -267,10 +268,20 @@ static int listener(const char *path)
 	return 0;
 }
 
+/* Create TARGET.ready, then wait to be killed. */
+static int wait_killed(const char *target)
+{
+	char ready[320];
+
+	snprintf(ready, sizeof(ready), "%s.ready", target);
+	close(open(ready, O_CREAT | O_WRONLY, 0666));
+	for (;;)
+		pause();
+}
+
 static int share(const char *way, const char *target, unsigned long value, const char *as)
 {
-	int keep = !strcmp(way, "keep"), fd;
-	char ready[320];
+	int hold = !strcmp(way, "hold"), keep = hold || !strcmp(way, "keep"), fd;
 	void **page;
 
 	if (drop(as)) {
@@ -288,6 +299,9 @@ static int share(const char *way, const char *target, unsigned long value, const
 			printf("open: %s\n", result(fd < 0));
 		if (fd < 0 || (keep && (fchmod(fd, 0666) || ftruncate(fd, 4096))))
 			return keep;
+		if (hold)
+			return pwrite(fd, &value, sizeof(value), 0) != sizeof(value) ||
+			       wait_killed(target);
 		page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (!keep)
 			printf("mmap: %s\n", result(page == MAP_FAILED));
@@ -296,13 +310,7 @@ static int share(const char *way, const char *target, unsigned long value, const
 	}
 	*page = (void *)value;
 	fflush(stdout);
-	if (keep) {
-		snprintf(ready, sizeof(ready), "%s.ready", target);
-		close(open(ready, O_CREAT | O_WRONLY, 0666));
-		for (;;)
-			pause();
-	}
-	return 0;
+	return keep && wait_killed(target);
 }
 
 /* Count the samples of r12 equal to SECRET in a ring buffer of 2^n pages. */

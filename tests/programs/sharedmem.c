@@ -11,7 +11,8 @@
  *  - as nobody, through the objects' names: a /dev/shm object, a file and
  *    a SysV segment, all mode 0666, so that on Linux anyone may;
  *  - as nobody again, the other way round: it maps a file first, with its
- *    pointer in it, and the program then maps the same file.
+ *    pointer in it, and the program then maps the same file; or it only
+ *    holds the file open for writing, after writing its pointer.
  *
  * Each attempt is a section "== who", the intruder's "<way>: <result>"
  * lines (the program's own for the last), then the CPL at which the
@@ -108,18 +109,19 @@ static hook_fn *named(int fd)
 	return map_page(fd);
 }
 
-/* The intruder maps PATH first; then this program maps it. */
-static void theirs_first(const char *path)
+/* The intruder maps PATH first (WAY keep) or holds it open (hold); then this program maps it. */
+static void theirs_first(const char *who, const char *way, const char *path)
 {
 	char value[32], ready[64];
-	char *args[] = { "ukl-intruder", "share", "keep", (char *)path, value, "nobody", NULL };
+	char *args[] = { "ukl-intruder", "share", (char *)way, (char *)path, value, "nobody",
+			 NULL };
 	hook_fn *page = MAP_FAILED;
 	pid_t child;
 	int fd;
 
 	snprintf(value, sizeof(value), "%p", (void *)rewritten);
 	snprintf(ready, sizeof(ready), "%s.ready", path);
-	child = start("nobody, mapping a file before the program", args);
+	child = start(who, args);
 	while (access(ready, F_OK) && waitpid(child, NULL, WNOHANG) == 0)
 		usleep(1000);
 	fd = open(path, O_RDWR);
@@ -182,7 +184,8 @@ int main(void)
 	intrude("nobody, through /dev/shm", "path", "/dev/shm/ukl-shared", "nobody");
 	intrude("nobody, through a file", "path", "/tmp/ukl-shared", "nobody");
 	intrude("nobody, through SysV shm", "sysv", sysv, "nobody");
-	theirs_first("/tmp/ukl-theirs");
+	theirs_first("nobody, mapping a file before the program", "keep", "/tmp/ukl-theirs");
+	theirs_first("nobody, holding a file open for writing", "hold", "/tmp/ukl-held");
 	intrude("root, through map_files", "path", anon_link, "root");
 	intrude("root, through fd", "path", memfd_link, "root");
 	shm_unlink("/ukl-shared");
