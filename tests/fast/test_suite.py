@@ -55,7 +55,7 @@ def test_the_plot_is_drawn(tmp_path):
 
 
 def test_an_unknown_suite_is_one_error():
-    with pytest.raises(UklError, match="no test suite for 'nosuch': known are postgres, sqlite"):
+    with pytest.raises(UklError, match="no test suite for 'nosuch': known are memcached, postgres, sqlite"):
         suite.main("nosuch", [], 2)
 
 
@@ -68,6 +68,18 @@ def test_sqlite_files_are_read_and_a_crash_fails_the_running_one():
     assert sqlitesuite.parse(output, ["lock.test", "wal.test", "select1.test", "x.test"]) == {
         "lock.test": "failed", "wal.test": "passed", "select1.test": "failed",
         "x.test": "not run"}
+
+
+def test_memcached_files_are_read_and_one_that_never_ended_failed():
+    from ukl.measure import memcachedsuite
+    output = ("ukl-suite: start getset.t\nok 1\nukl-suite: getset.t passed\n"
+              "ukl-suite: start binary-sasl.t\n1..0 # SKIP no sasl\n"
+              "ukl-suite: binary-sasl.t skipped\nukl-suite: start lru.t\nnot ok 3\n"
+              "ukl-suite: lru.t failed\nukl-suite: start stats.t\n")
+    assert memcachedsuite.parse(output, ["getset.t", "binary-sasl.t", "lru.t", "stats.t",
+                                         "x.t"]) == {
+        "getset.t": "passed", "binary-sasl.t": "skipped", "lru.t": "failed",
+        "stats.t": "failed", "x.t": "not run"}
 
 
 def test_a_suite_that_ran_nothing_anywhere_is_one_error(monkeypatch):

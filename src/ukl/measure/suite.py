@@ -7,11 +7,11 @@ are written side by side, and every test whose result differs from Linux
 is named in the table and drawn apart in the plot."""
 from pathlib import Path
 
-from . import pgregress, sqlitesuite
+from . import memcachedsuite, pgregress, sqlitesuite
 from .results import config_names, pyplot, write
 from ..errors import UklError
 
-SUITES = {"postgres": pgregress, "sqlite": sqlitesuite}
+SUITES = {"memcached": memcachedsuite, "postgres": pgregress, "sqlite": sqlitesuite}
 RESULTS = ("passed", "failed", "skipped", "not run")
 
 
