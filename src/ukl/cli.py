@@ -194,8 +194,8 @@ def _parser() -> Parser:
     su.add_argument("app", choices=sorted(suite.SUITES))
     su.add_argument("--configs", default="", help="comma-separated (default: ukl,ukl-ret-byp)")
     su.add_argument("--smp", type=_positive("CPUs"), default=2, help="CPUs (default 2)")
-    su.add_argument("--ci", action="store_true", help="a few tests only (SQLite's and Memcached's are the ones CI "
-                    "runs)")
+    su.add_argument("--ci", action="store_true",
+                    help="a few tests only (SQLite's and Memcached's are the ones CI runs)")
 
     pt = sub.add_parser("patches", help="edit a patch series as a git tree")
     pt.add_argument("action", choices=["edit", "export", "reset", "check"])

@@ -12,7 +12,6 @@ BASE_MODEL = [("signals", 0), ("memory", 0), ("kaddr", 0), ("atexit", 7), ("spaw
               ("fork", 0), ("sharedmutex", 0), ("ntflag", 0), ("gpfault", 0), ("fpusleep", 0)]
 # Programs that must print the same at CPL0 and at CPL3, and print something.
 SAME_ON_BOTH = [("hello", 3), ("files", 0), ("heap", 0), ("nullderef", 139), ("rawsyscall", 0),
-                ("shm", 0), ("ownwriters", 0),
-                ("devzero", 0)]
+                ("shm", 0), ("ownwriters", 0), ("devzero", 0)]
 # The examples suite of the configuration matrix.
 SUITE = sorted(set(BASE_MODEL + SAME_ON_BOTH))
