@@ -24,3 +24,9 @@ def test_the_configuration_s_options_are_boot_parameters(guest):
 def test_a_disk_is_virtio_blk(guest):
     argv = guest(api.Options(disk=Path("/d.img"))).argv
     assert argv[argv.index("-drive") + 1] == "file=/d.img,if=virtio,format=raw"
+
+
+def test_guest_memory_is_512_mb_unless_asked(guest):
+    assert guest().argv[guest().argv.index("-m") + 1] == "512M"
+    argv = guest(api.Options(memory_mb=2048)).argv
+    assert argv[argv.index("-m") + 1] == "2048M"

@@ -17,6 +17,8 @@ from ..guest.volumes import Volume
 
 RECIPE = "memcached-debug"
 TIMEOUT = 3 * 3600
+# prove and a test's perl take 200 MB each, beside the extstore tests' files in /tmp.
+MEMORY_MB = 2048
 CI_FILES = ["getset.t", "incrdecr.t", "daemonize.t", "noreply.t"]
 LINE = re.compile(r"^ukl-suite: (\S+) (passed|failed|skipped)$", re.M)
 STARTED = re.compile(r"^ukl-suite: start (\S+)$", re.M)
@@ -46,7 +48,7 @@ def run_config(_, config_name: str, smp: int, ci: bool = False) -> list[dict]:
     tree = recipes.build(recipes.load(RECIPE), config(config_name)) / "src"
     files = CI_FILES if ci else test_files(tree)
     timedrun = api.guest_tools({"timedrun": tree / "timedrun.c"})
-    opts = api.Options(smp=smp, timeout=TIMEOUT, tools=timedrun,
+    opts = api.Options(smp=smp, memory_mb=MEMORY_MB, timeout=TIMEOUT, tools=timedrun,
                        volumes=[Volume(tree, str(tree), "ro"), Volume(Path("/usr"), "/usr", "ro")],
                        driver=("sh", str(tree / "memcached-suite.sh"), str(tree), "/bin/timedrun"),
                        args=tuple(files))

@@ -20,6 +20,7 @@ OPTIONS = [
     Option("smp", 1, ("--smp",), parse=cpus, metavar="CPUS",
            help="number of virtual CPUs (default 1)"),
     Option("cpu", "max"),          # QEMU's -cpu
+    Option("memory_mb", 512),      # guest RAM
     Option("icount", False),       # deterministic: guest time counts instructions
     # with icount: off, a halted guest's clock jumps to its next timer, not at
     # the host's pace, so that its timing does not depend on the host's load
@@ -41,12 +42,15 @@ echo 200000 >/sys/class/net/eth0/gro_flush_timeout
 def check(opts, config, bind=True):
     if not isinstance(opts.smp, int) or opts.smp < 1:
         raise UklError(f"--smp must be at least 1, not {opts.smp}")
+    if not isinstance(opts.memory_mb, int) or opts.memory_mb < 128:
+        raise UklError(f"guest memory must be at least 128 MB, not {opts.memory_mb}")
     if opts.disk is not None and not Path(opts.disk).is_file():
         raise UklError(f"disk {opts.disk} is not a file")
 
 
 def contribute(spec, built, opts):
     spec.smp, spec.cpu, spec.icount = opts.smp, opts.cpu, opts.icount
+    spec.memory_mb = opts.memory_mb
     spec.icount_sleep = opts.icount_sleep
     # Measurements also fix the address-space layout, which otherwise moves
     # page-table and fork costs by a few percent from boot to boot.
