@@ -73,7 +73,7 @@ def test_sqlite_files_are_read_and_a_crash_fails_the_running_one():
 def test_memcached_files_are_read_and_one_that_never_ended_failed():
     from ukl.measure import memcachedsuite
     output = ("ukl-suite: start getset.t\nok 1\nukl-suite: getset.t passed\n"
-              "ukl-suite: start binary-sasl.t\n1..0 # SKIP no sasl\n"
+              "ukl-suite: start binary-sasl.t\nt/binary-sasl.t .. skipped: no SASL\n"
               "ukl-suite: binary-sasl.t skipped\nukl-suite: start lru.t\nnot ok 3\n"
               "ukl-suite: lru.t failed\nukl-suite: start stats.t\n")
     assert memcachedsuite.parse(output, ["getset.t", "binary-sasl.t", "lru.t", "stats.t",
