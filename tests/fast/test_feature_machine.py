@@ -2,7 +2,10 @@
 configuration's boot parameter."""
 from pathlib import Path
 
+import pytest
+
 from ukl import api
+from ukl.errors import UklError
 
 
 def test_qemu_command_for_measurements(guest):
@@ -30,3 +33,8 @@ def test_guest_memory_is_512_mb_unless_asked(guest):
     assert guest().argv[guest().argv.index("-m") + 1] == "512M"
     argv = guest(api.Options(memory_mb=2048)).argv
     assert argv[argv.index("-m") + 1] == "2048M"
+
+
+def test_too_little_guest_memory_is_refused():
+    with pytest.raises(UklError, match="at least 128 MB, not 64"):
+        api.validate(api.Options(memory_mb=64), "ukl")

@@ -7,14 +7,13 @@ The built tree is a read-only volume at its own path, where the scripts
 find each other; the databases are written where each schedule says: on
 the guest's data disk (ext4 on virtio) or on a read-write -v volume.
 """
-import io
 import re
 import shutil
 from pathlib import Path
 
+from . import suiterun
 from .. import api
 from ..build import recipes
-from ..errors import UklError
 from ..configs import get as config
 from ..guest.features import data
 from ..guest.volumes import Volume
@@ -43,7 +42,6 @@ CI_FILES = ["lock.test", "wal.test"]
 # schedule -> where the databases go in the guest
 SCHEDULES = {"disk": "/data", "volume": "/suite-data"}
 LINE = re.compile(r"^ukl-suite: (\S+) (passed|failed) (\d+) (\d+)$", re.M)
-STARTED = re.compile(r"^ukl-suite: start (\S+)$", re.M)
 
 
 def prepare() -> None:
@@ -51,13 +49,7 @@ def prepare() -> None:
 
 
 def parse(output: str, files: list[str]) -> dict[str, str]:
-    """Each file's result; the file that was running when testfixture died
-    failed, and those after it were not run."""
-    output = output.replace("\r", "")
-    results = {m.group(1): m.group(2) for m in LINE.finditer(output)}
-    for name in STARTED.findall(output):
-        results.setdefault(name, "failed")
-    return {f: results.get(f, "not run") for f in files}
+    return suiterun.parse(output, files, LINE)
 
 
 def _schedule(tree: Path, schedule: str, config_name: str, smp: int, files: list[str]) -> dict:
@@ -76,17 +68,11 @@ def _schedule(tree: Path, schedule: str, config_name: str, smp: int, files: list
         disk = {"disk": image, "prepare": data.MOUNT.format(guest=datadir, label=data.LABEL)}
     opts = api.Options(smp=smp, timeout=TIMEOUT, volumes=volumes, **disk,
                        args=(str(tree / "test" / "sqlite-suite.tcl"), datadir, *files))
-    out, err = io.BytesIO(), io.BytesIO()
-    try:
-        status = api.boot(built, opts, stdout=out, stderr=err).status
-        failure = ""
-    except UklError as e:
-        status, failure = None, str(e)
-    output = out.getvalue().decode(errors="replace")
+    output, errors, status, failure = suiterun.boot(built, opts)
     # What each test printed beyond "name... Ok": failures, times, the summary.
-    log = "".join(line for line in output.replace("\r", "").splitlines(keepends=True)
+    log = "".join(line for line in output.splitlines(keepends=True)
                   if not line.endswith("... Ok\n"))
-    log += err.getvalue().decode(errors="replace").replace("\r", "") + failure
+    log += errors + failure
     return {"config": config_name, "schedule": schedule, "tests": parse(output, files),
             "exit_status": status, "log": log}
 

@@ -1,10 +1,11 @@
 """A driver in the program's place (the API's alone): a command given the
 program's command line, which starts the program itself, as a test suite's
 harness does (`ukl suite memcached` runs prove, whose tests start their
-own servers)."""
+own servers).  It runs as the program would, inside --user's switch
+(after the user feature), and under --strace with all it starts."""
 from ..options import Option
 
-ORDER = 115
+ORDER = 135
 OPTIONS = [Option("driver", ())]
 
 
