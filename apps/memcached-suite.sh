@@ -10,10 +10,13 @@
 tree=$1 timedrun=$2 program=$3
 shift 3
 # The host's dynamic loader and libraries where its programs look for them.
-for dir in lib lib64 lib/x86_64-linux-gnu; do
+# (Debian 12's /usr is merged: /lib and /lib64 are links into it.)
+for dir in lib lib64; do
   [ -e /$dir ] || ln -s /usr/$dir /$dir
 done
+# The host's tools come first: GNU timeout kills a hung file's servers too.
 export PATH=/usr/bin:/bin HOME=/tmp LC_ALL=C
+prove -V >/dev/null 2>&1 || { echo "ukl-suite: the host's prove does not run in the guest" >&2; exit 1; }
 work=/tmp/memcached-suite
 mkdir -p $work && cd $work || exit 1
 ln -s "$tree/t" t
@@ -26,6 +29,8 @@ for file; do
   timeout 900 prove "t/$file" >/tmp/prove.out 2>&1
   status=$?
   cat /tmp/prove.out
+  # A file killed midway leaves its extstore files in /tmp, which is memory.
+  rm -f /tmp/extstore* /tmp/memcachetest*
   if [ $status != 0 ]; then
     result=failed
   elif grep -q "^t/$file \.* skipped" /tmp/prove.out; then
@@ -33,5 +38,5 @@ for file; do
   else
     result=passed
   fi
-  echo "ukl-suite: $file $result"
+  printf '\nukl-suite: %s %s\n' "$file" "$result"
 done
