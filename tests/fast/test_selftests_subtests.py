@@ -8,3 +8,13 @@ def test_tap_and_x86_lines_give_each_subtest_its_name_and_result():
     assert selftests.subtests(stdout) == [
         ["CPU 0", "skip"], ["CPU 1", "fail"], ["global.kcmp", "skip"],
         ["global.mode_strict", "pass"], ["MOV SS; INT3", "pass"], ["MOV SS; INT3", "fail"]]
+
+
+def test_a_code_address_in_a_subtests_name_is_no_difference():
+    base = {"config": "baseline", "status": 0, "kernel": None,
+            "subtests": [["Restart (ip = 0x401a3b)", "pass"]]}
+    ukl = {"config": "ukl", "status": 0, "kernel": None,
+           "subtests": [["Restart (ip = 0x402573)", "pass"]]}
+    assert selftests.differences(ukl, base) == []
+    ukl["subtests"][0][1] = "fail"
+    assert selftests.differences(ukl, base) == ["Restart (ip = 0x...): pass -> fail"]

@@ -1,0 +1,94 @@
+/*
+ * A UKL program beside 32-bit ones, on a kernel with IA32 emulation booted
+ * with ia32_emulation=on: /bin/compat32 (compat32.c) runs, executes this
+ * program from a 32-bit system call and traces it.  The kernel's view of
+ * this program stays 64-bit (the register set a tracer reads), and its own
+ * "int $0x80" makes a 32-bit system call, as on Linux.
+ */
+#include <elf.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int cpl(void)
+{
+	unsigned short cs;
+
+	asm("mov %%cs, %0" : "=r"(cs));
+	return cs & 3;
+}
+
+static void run(char *const argv[])
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	printf("%s %s: exit %d\n", argv[0], argv[1], WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+/* The size of the general registers a 64-bit tracer reads from a copy of this program */
+static void regset(void)
+{
+	struct user_regs_struct regs;
+	struct iovec iov = { &regs, sizeof(regs) };
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	if (ptrace(PTRACE_GETREGSET, pid, NT_PRSTATUS, &iov))
+		perror("PTRACE_GETREGSET");
+	else
+		printf("regset: %zu bytes (64-bit: %zu)\n", iov.iov_len, sizeof(regs));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void int80(void)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		long ret;
+
+		asm volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory");  /* i386 getpid */
+		printf("int $0x80: %s\n", ret == getpid() ? "the pid" : "not the pid");
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	if (WIFSIGNALED(status))
+		printf("int $0x80: killed by signal %d\n", WTERMSIG(status));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1) {
+		printf("%s, executed by a 32-bit program: CPL%d\n", argv[1], cpl());
+		return 0;
+	}
+	printf("this program: CPL%d\n", cpl());
+	run((char *[]){ "/bin/compat32", "run", NULL });
+	run((char *[]){ "/bin/compat32", "exec", argv[0], "exec", NULL });
+	run((char *[]){ "/bin/compat32", "trace", argv[0], "traced", NULL });
+	regset();
+	int80();
+	return 0;
+}
