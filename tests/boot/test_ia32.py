@@ -40,7 +40,8 @@ LINUX = ["this program: CPL3",
          "tracee ended, status: 0x9",
          "/bin/compat32 trace: exit 0",
          "regset: 216 bytes (64-bit: 216)",
-         "int $0x80: the pid"]
+         "int $0x80: the pid",
+         "32-bit rt_sigaction: not tried at CPL3"]
 
 
 @pytest.mark.parametrize("config", ["baseline", "ukl", "ukl-ret-byp"])
@@ -57,4 +58,9 @@ def test_32_bit_programs_run_beside_a_ukl_program(compat32, config):
     ukl = [line.replace("CPL3", "CPL0") for line in LINUX]
     ukl[ukl.index("poke CS 0x23: 0x0")] = "poke CS 0x23: -5"
     ukl[ukl.index("poke the trap flag: 0x0")] = "poke the trap flag: -5"
+    # A handler a 32-bit rt_sigaction installed runs as 64-bit code at CPL0
+    # (before: entered as 32-bit code at CPL3, where it faulted), and a
+    # 32-bit sigreturn, which would load 32-bit or CPL3 selectors, is refused.
+    ukl[-1:] = ["32-bit rt_sigaction: the handler ran at CPL0",
+                "32-bit sigreturn: killed by signal 11"]
     assert got == ukl

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/user.h>
@@ -59,6 +60,69 @@ static void regset(void)
 	waitpid(pid, NULL, 0);
 }
 
+static volatile int handled_at = -1;
+
+static void on_usr1(int sig)
+{
+	handled_at = cpl();
+}
+
+/* i386 rt_sigaction's struct: handler, flags, restorer, mask */
+struct sigaction32 {
+	unsigned int handler, flags, restorer, mask[2];
+};
+
+static long int80_call(long nr, long a, long b, long c, long d)
+{
+	long ret;
+
+	asm volatile("int $0x80" : "=a"(ret) : "a"(nr), "b"(a), "c"(b), "d"(c), "S"(d)
+		     : "memory", "r8", "r9", "r10", "r11");
+	return ret;
+}
+
+/*
+ * A handler that a 32-bit rt_sigaction installs, then a 32-bit sigreturn.
+ * Linux runs such a handler as 32-bit code (this program's would crash);
+ * a UKL program's code is 64-bit code at CPL0, so its handler is entered
+ * as 64-bit code, and a 32-bit sigreturn is refused with SIGSEGV.
+ */
+static void compat_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	unsigned long old[4];
+	int status;
+	pid_t pid;
+
+	if (cpl() == 3) {
+		puts("32-bit rt_sigaction: not tried at CPL3");
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		/* static: a 32-bit system call's pointers are 32-bit */
+		static struct sigaction32 sa32 = { .flags = SA_RESTORER };
+
+		/* musl's restorer, which a 64-bit frame needs */
+		sigaction(SIGUSR1, &sa, NULL);
+		syscall(SYS_rt_sigaction, SIGUSR1, NULL, old, 8);
+		sa32.handler = (unsigned long)on_usr1;
+		sa32.restorer = old[2];
+		if (int80_call(174, SIGUSR1, (long)&sa32, 0, 8))  /* i386 rt_sigaction */
+			puts("32-bit rt_sigaction: failed");
+		raise(SIGUSR1);
+		printf("32-bit rt_sigaction: the handler ran at CPL%d\n", handled_at);
+		fflush(stdout);
+		int80_call(119, 0, 0, 0, 0);		/* i386 sigreturn */
+		puts("32-bit sigreturn: returned");
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	if (WIFSIGNALED(status))
+		printf("32-bit sigreturn: killed by signal %d\n", WTERMSIG(status));
+}
+
 static void int80(void)
 {
 	int status;
@@ -90,5 +154,6 @@ int main(int argc, char **argv)
 	run((char *[]){ "/bin/compat32", "trace", argv[0], "traced", NULL });
 	regset();
 	int80();
+	compat_signals();
 	return 0;
 }
