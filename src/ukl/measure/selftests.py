@@ -141,7 +141,8 @@ CI_TESTS = ["x86/ukl_64", "x86/single_step_syscall_64", "x86/syscall_nt_64", "x8
             "ptrace/get_set_sud", "breakpoints/breakpoint_test", "rseq/basic_test",
             "clone3/clone3_clear_sighand", "clone3/clone3",
             "pidfd/pidfd_setns_test", "exec/non-regular", "mqueue/mq_open_tests",
-            "x86/nx_stack_64", "breakpoints/step_after_suspend_test", "exec/execveat"]
+            "x86/nx_stack_64", "breakpoints/step_after_suspend_test", "exec/execveat",
+            "x86/ptrace_syscall_64"]
 DEFAULT_CONFIGS = ["cpl3-on-ukl", *configs.SPECTRUM]
 
 
