@@ -62,10 +62,11 @@ def _tests(directory: str, flags: tuple, *names: str) -> list[Test]:
 # As Linux's Makefiles build them (lib.mk adds -D_GNU_SOURCE=), against musl:
 # musl's empty librt and libdl are left out.  Left out because they build on
 # neither kernel's C library here (glibc or libcap only): x86/amx,
-# sigaltstack/sas (swapcontext), futex_waitv, clone3_cap_checkpoint_restore,
-# mq_perf_tests (popt).  mq_open_tests gets a shim of glibc's error() and its
-# DEFFILEMODE, seccomp_bpf one of the five libcap calls it makes.  The rest
-# are all listed: those ukl-cc refuses are results too.
+# futex_waitv, clone3_cap_checkpoint_restore, mq_perf_tests (popt).
+# mq_open_tests gets a shim of glibc's error() and its DEFFILEMODE,
+# seccomp_bpf one of the five libcap calls it makes, sigaltstack/sas the
+# ucontext functions musl leaves out and glibc's sigaltstack().  The rest are all listed: those ukl-cc
+# refuses are results too.
 TESTS = [
     *_tests("x86", X86, "single_step_syscall", "sysret_ss_attrs: x86/thunks.S", "syscall_nt",
             "test_mremap_vdso", "check_initial_reg_state: -Wl,-ereal_start -static",
@@ -106,6 +107,8 @@ TESTS = [
     *_tests("exec", ("-Wall", "-Wno-nonnull", "-D_GNU_SOURCE="), "execveat", "non-regular",
             "recursion-depth", "null-argv"),
     *_tests("breakpoints", ("-D_GNU_SOURCE=",), "breakpoint_test", "step_after_suspend_test"),
+    *_tests("sigaltstack", ("-Wall", "-D_GNU_SOURCE="), f"sas: {SHIMS}/ucontext.c "
+            f"{SHIMS}/sigaltstack.c -Dsigaltstack=linux_sigaltstack"),
 ]
 # 32-bit system calls on, as on a distribution's kernel: the x86 tests make
 # some from 64-bit code with int $0x80 (ptrace_syscall, ldt_gdt).
@@ -142,7 +145,7 @@ CI_TESTS = ["x86/ukl_64", "x86/single_step_syscall_64", "x86/syscall_nt_64", "x8
             "clone3/clone3_clear_sighand", "clone3/clone3",
             "pidfd/pidfd_setns_test", "exec/non-regular", "mqueue/mq_open_tests",
             "x86/nx_stack_64", "breakpoints/step_after_suspend_test", "exec/execveat",
-            "x86/ptrace_syscall_64"]
+            "x86/ptrace_syscall_64", "sigaltstack/sas"]
 DEFAULT_CONFIGS = ["cpl3-on-ukl", *configs.SPECTRUM]
 
 
