@@ -131,9 +131,8 @@ static void int80(void)
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
-		long ret;
+		long ret = int80_call(20, 0, 0, 0, 0);		/* i386 getpid */
 
-		asm volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory");  /* i386 getpid */
 		printf("int $0x80: %s\n", ret == getpid() ? "the pid" : "not the pid");
 		_exit(0);
 	}
