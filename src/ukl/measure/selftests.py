@@ -65,8 +65,8 @@ def _tests(directory: str, flags: tuple, *names: str) -> list[Test]:
 # futex_waitv, clone3_cap_checkpoint_restore, mq_perf_tests (popt).
 # mq_open_tests gets a shim of glibc's error() and its DEFFILEMODE,
 # seccomp_bpf one of the five libcap calls it makes, sigaltstack/sas the
-# ucontext functions musl leaves out and glibc's sigaltstack().  The rest are all listed: those ukl-cc
-# refuses are results too.
+# ucontext functions musl leaves out and glibc's sigaltstack().  The rest
+# are all listed: those ukl-cc refuses are results too.
 TESTS = [
     *_tests("x86", X86, "single_step_syscall", "sysret_ss_attrs: x86/thunks.S", "syscall_nt",
             "test_mremap_vdso", "check_initial_reg_state: -Wl,-ereal_start -static",

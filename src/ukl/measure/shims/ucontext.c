@@ -4,8 +4,8 @@
  * and out of a signal handler with them.  A context holds what a call
  * preserves: the callee-saved registers, the stack pointer, the return
  * address, and the signal mask; also the argument registers, which
- * makecontext() fills.  No floating-point state: a call does not preserve
- * it either.
+ * makecontext() fills.  No floating-point state, not even the MXCSR and
+ * x87 control words a call preserves: sas changes neither.
  */
 #include <signal.h>
 #include <stdarg.h>
