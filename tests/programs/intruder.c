@@ -43,7 +43,7 @@
  * Hand getppid() to a seccomp listener, then execute "PATH listened" in a
  * child and answer its getppid() with 4242.
  *
- *   ukl-intruder share path|sysv|keep|hold TARGET VALUE nobody|nomodule|root
+ *   ukl-intruder share path|sysv|keep|hold|pin|truncate TARGET VALUE nobody|nomodule|root
  *
  * Become nobody or drop CAP_SYS_MODULE (or stay root), then write VALUE
  * into the first word of a shared page: the file at TARGET opened and
@@ -52,15 +52,36 @@
  * create TARGET.ready and wait to be killed, keeping the mapping.  With
  * "hold", the same, but write VALUE with pwrite() and map nothing.
  *
+ * With "pin", create TARGET the same way, map it and register the page as
+ * an io_uring fixed buffer, then unmap and close it, keeping only the pin;
+ * create TARGET.ready, and at SIGUSR1 write VALUE through the pin
+ * (IORING_OP_READ_FIXED) and exit.  With "truncate", zero TARGET with
+ * open(O_RDONLY | O_TRUNC) ("O_TRUNC: ") and with truncate() ("truncate: "),
+ * then give it its length back.
+ *
  *   ukl-intruder perf PID SECRET
  *
  * As uid 1000 with CAP_PERFMON alone, sample PID's r12 for a second and
  * count the samples that hold SECRET.
+ *
+ *   ukl-intruder bpf PID VALUE
+ *
+ * With CAP_BPF and CAP_PERFMON only, attach a kprobe program to
+ * __x64_sys_getppid that makes PID's getppid() return VALUE
+ * (bpf_override_return()), say whether it loaded and attached, and keep it
+ * for two seconds.
+ *
+ *   ukl-intruder spin
+ *
+ * As uid 1000, read /dev/zero for four seconds: a process that is
+ * interrupted in the kernel again and again.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <linux/bpf.h>
 #include <linux/capability.h>
+#include <linux/io_uring.h>
 #include <linux/filter.h>
 #include <linux/perf_event.h>
 #include <asm/perf_regs.h>
@@ -82,6 +103,7 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *result(int failed)
@@ -268,15 +290,90 @@ static int listener(const char *path)
 	return 0;
 }
 
-/* Create TARGET.ready, then wait to be killed. */
-static int wait_killed(const char *target)
+/* Create TARGET.ready, for the program that waits for it. */
+static void say_ready(const char *target)
 {
 	char ready[320];
 
 	snprintf(ready, sizeof(ready), "%s.ready", target);
 	close(open(ready, O_CREAT | O_WRONLY, 0666));
+}
+
+/* Create TARGET.ready, then wait to be killed. */
+static int wait_killed(const char *target)
+{
+	say_ready(target);
 	for (;;)
 		pause();
+}
+
+/* Write VALUE into fixed buffer 0 of RING through one IORING_OP_READ_FIXED. */
+static int write_fixed(int ring, struct io_uring_params *p, void *buf, unsigned long value)
+{
+	size_t sq_size = p->sq_off.array + p->sq_entries * sizeof(unsigned);
+	struct io_uring_sqe *sqes;
+	unsigned *sq_tail, *sq_array;
+	char *sq;
+	int src[2];
+
+	sq = mmap(NULL, sq_size, PROT_READ | PROT_WRITE, MAP_SHARED, ring, IORING_OFF_SQ_RING);
+	sqes = mmap(NULL, p->sq_entries * sizeof(*sqes), PROT_READ | PROT_WRITE, MAP_SHARED,
+		    ring, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || sqes == MAP_FAILED || pipe(src) ||
+	    write(src[1], &value, sizeof(value)) != sizeof(value))
+		return -1;
+	sq_tail = (unsigned *)(sq + p->sq_off.tail);
+	sq_array = (unsigned *)(sq + p->sq_off.array);
+	memset(&sqes[0], 0, sizeof(sqes[0]));
+	sqes[0].opcode = IORING_OP_READ_FIXED;
+	sqes[0].fd = src[0];
+	sqes[0].addr = (unsigned long)buf;
+	sqes[0].len = sizeof(value);
+	sqes[0].buf_index = 0;
+	sq_array[*sq_tail & *(unsigned *)(sq + p->sq_off.ring_mask)] = 0;
+	__atomic_store_n(sq_tail, *sq_tail + 1, __ATOMIC_RELEASE);
+	return syscall(SYS_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) == 1 ? 0 : -1;
+}
+
+/* The object at TARGET, pinned as a fixed buffer and then unmapped and closed. */
+static int pin(const char *target, unsigned long value)
+{
+	struct io_uring_params params = { 0 };
+	struct iovec iov = { .iov_len = 4096 };
+	sigset_t usr1;
+	int fd, ring, sig;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
+	fd = open(target, O_RDWR | O_CREAT | O_EXCL, 0666);
+	if (fd < 0 || fchmod(fd, 0666) || ftruncate(fd, 4096))
+		return 1;
+	iov.iov_base = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ring = syscall(SYS_io_uring_setup, 4, &params);
+	if (iov.iov_base == MAP_FAILED || ring < 0 ||
+	    syscall(SYS_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1)) {
+		perror("pin");
+		return 1;
+	}
+	munmap(iov.iov_base, 4096);
+	close(fd);
+	say_ready(target);
+	sigwait(&usr1, &sig);
+	return write_fixed(ring, &params, iov.iov_base, value) ? 1 : 0;
+}
+
+/* Zero TARGET by path, twice, then give it back its page. */
+static int zero(const char *target)
+{
+	int fd = open(target, O_RDONLY | O_TRUNC);
+
+	printf("O_TRUNC: %s\n", result(fd < 0));
+	if (fd >= 0)
+		close(fd);
+	printf("truncate: %s\n", result(truncate(target, 0)));
+	truncate(target, 4096);
+	return 0;
 }
 
 static int share(const char *way, const char *target, unsigned long value, const char *as)
@@ -288,6 +385,10 @@ static int share(const char *way, const char *target, unsigned long value, const
 		perror(as);
 		return 1;
 	}
+	if (!strcmp(way, "pin"))
+		return pin(target, value);
+	if (!strcmp(way, "truncate"))
+		return zero(target);
 	if (!strcmp(way, "sysv")) {
 		page = shmat(atoi(target), NULL, 0);
 		printf("shmat: %s\n", result(page == (void *)-1));
@@ -311,6 +412,90 @@ static int share(const char *way, const char *target, unsigned long value, const
 	*page = (void *)value;
 	fflush(stdout);
 	return keep && wait_killed(target);
+}
+
+/* Keep CAP_BPF and CAP_PERFMON only, as an observability agent has them. */
+static int bpf_caps_only(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = { { 0 }, { 0 } };
+
+	data[CAP_BPF / 32].effective |= 1u << CAP_BPF % 32;
+	data[CAP_PERFMON / 32].effective |= 1u << CAP_PERFMON % 32;
+	data[1].permitted = data[1].effective;
+	return syscall(SYS_capset, &hdr, data);
+}
+
+static int kprobe_pmu(void)
+{
+	FILE *f = fopen("/sys/bus/event_source/devices/kprobe/type", "r");
+	int type = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &type) != 1)
+			type = -1;
+		fclose(f);
+	}
+	return type;
+}
+
+static int bpf_override(pid_t pid, unsigned long value)
+{
+	struct bpf_insn prog[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 6, .src_reg = 1 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_current_pid_tgid },
+		{ .code = BPF_ALU64 | BPF_RSH | BPF_K, .dst_reg = 0, .imm = 32 },
+		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = 0, .off = 4, .imm = pid },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = 1, .src_reg = 6 },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 2, .imm = (int)value },
+		{ .imm = (int)(value >> 32) },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_override_return },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = kprobe_pmu(),
+		.config1 = (unsigned long)"__x64_sys_getppid",
+	};
+	union bpf_attr load = {
+		.prog_type = BPF_PROG_TYPE_KPROBE,
+		.insns = (unsigned long)prog,
+		.insn_cnt = sizeof(prog) / sizeof(prog[0]),
+		.license = (unsigned long)"GPL",
+	};
+	int prog_fd, event;
+
+	if (bpf_caps_only()) {
+		perror("capset");
+		return 1;
+	}
+	prog_fd = syscall(SYS_bpf, BPF_PROG_LOAD, &load, sizeof(load));
+	printf("BPF_PROG_LOAD: %s\n", result(prog_fd < 0));
+	if (prog_fd < 0)
+		return 0;
+	event = syscall(SYS_perf_event_open, &attr, -1, 0, -1, 0);
+	printf("attach: %s\n", result(event < 0 || ioctl(event, PERF_EVENT_IOC_SET_BPF, prog_fd) ||
+					ioctl(event, PERF_EVENT_IOC_ENABLE, 0)));
+	fflush(stdout);
+	sleep(2);
+	return 0;
+}
+
+/* An ordinary process in the kernel, interrupted there again and again. */
+static int spin(void)
+{
+	static char buf[1 << 20];
+	time_t end = time(NULL) + 4;
+	int fd;
+
+	if (setgid(1000) || setuid(1000))
+		return 1;
+	fd = open("/dev/zero", O_RDONLY);
+	while (fd >= 0 && time(NULL) < end)
+		if (read(fd, buf, sizeof(buf)) < 0)
+			break;
+	return 0;
 }
 
 /* Count the samples of r12 equal to SECRET in a ring buffer of 2^n pages. */
@@ -470,6 +655,10 @@ int main(int argc, char **argv)
 		return listener(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "perf"))
 		return perf(atoi(argv[2]), strtoul(argv[3], NULL, 0));
+	if (argc == 4 && !strcmp(argv[1], "bpf"))
+		return bpf_override(atoi(argv[2]), strtoul(argv[3], NULL, 0));
+	if (argc == 2 && !strcmp(argv[1], "spin"))
+		return spin();
 	if (argc == 6 && !strcmp(argv[1], "share"))
 		return share(argv[2], argv[3], strtoul(argv[4], NULL, 0), argv[5]);
 	if (argc == 6 && !strcmp(argv[1], "parent"))
@@ -477,7 +666,7 @@ int main(int argc, char **argv)
 	if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "nomodule"))) {
 		fprintf(stderr, "usage: ukl-intruder PID ADDR VALUE [nomodule] | trace PID | race | "
 			"exec HOW PATH ARG... | parent HOW PATH ADDR VALUE | listener PATH | "
-			"share WAY TARGET VALUE AS | perf PID SECRET\n");
+			"share WAY TARGET VALUE AS | perf PID SECRET | bpf PID VALUE | spin\n");
 		return 2;
 	}
 	if (argc == 5 && drop("nomodule")) {

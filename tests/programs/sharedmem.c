@@ -12,7 +12,11 @@
  *    a SysV segment, all mode 0666, so that on Linux anyone may;
  *  - as nobody again, the other way round: it maps a file first, with its
  *    pointer in it, and the program then maps the same file; or it only
- *    holds the file open for writing, after writing its pointer.
+ *    holds the file open for writing, after writing its pointer; or it
+ *    keeps only an io_uring fixed buffer of a /dev/shm object's page, and
+ *    writes through it once the program has mapped the object;
+ *  - as nobody, zeroing the program's file by path: open(O_TRUNC) and
+ *    truncate(), then its length back.
  *
  * Each attempt is a section "== who", the intruder's "<way>: <result>"
  * lines (the program's own for the last), then the CPL at which the
@@ -56,7 +60,10 @@ static void report(void)
 {
 	for (int i = 0; i < 5; i++)
 		if (pages[i] != MAP_FAILED) {
-			(*pages[i])();
+			if (*pages[i])
+				(*pages[i])();
+			else
+				printf("the intruder zeroed a shared page\n");
 			*pages[i] = intact;
 		}
 	if (ran_at >= 0)
@@ -139,6 +146,38 @@ static void theirs_first(const char *who, const char *way, const char *path)
 	report();
 }
 
+/* The intruder pins PATH's page and unmaps it; this program maps PATH; then the intruder writes. */
+static void pinned_first(const char *who, const char *path)
+{
+	char value[32], ready[64];
+	char *args[] = { "ukl-intruder", "share", "pin", (char *)path, value, "nobody", NULL };
+	hook_fn *page = MAP_FAILED;
+	pid_t child;
+	int fd;
+
+	snprintf(value, sizeof(value), "%p", (void *)rewritten);
+	snprintf(ready, sizeof(ready), "%s.ready", path);
+	child = start(who, args);
+	while (access(ready, F_OK) && waitpid(child, NULL, WNOHANG) == 0)
+		usleep(1000);
+	fd = open(path, O_RDWR);
+	if (fd >= 0) {
+		page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+	}
+	printf("the program maps it: %s\n", page == MAP_FAILED ? strerror(errno) : "ok");
+	if (page != MAP_FAILED)
+		*page = intact;
+	kill(child, SIGUSR1);
+	waitpid(child, NULL, 0);
+	if (page != MAP_FAILED) {
+		(*page)();
+		munmap(page, PAGE);
+	}
+	unlink(path);
+	report();
+}
+
 int main(void)
 {
 	char anon_link[64], memfd_link[64], sysv[16];
@@ -184,8 +223,10 @@ int main(void)
 	intrude("nobody, through /dev/shm", "path", "/dev/shm/ukl-shared", "nobody");
 	intrude("nobody, through a file", "path", "/tmp/ukl-shared", "nobody");
 	intrude("nobody, through SysV shm", "sysv", sysv, "nobody");
+	intrude("nobody, truncating a file", "truncate", "/tmp/ukl-shared", "nobody");
 	theirs_first("nobody, mapping a file before the program", "keep", "/tmp/ukl-theirs");
 	theirs_first("nobody, holding a file open for writing", "hold", "/tmp/ukl-held");
+	pinned_first("nobody, pinning a /dev/shm page before the program", "/dev/shm/ukl-pinned");
 	intrude("root, through map_files", "path", anon_link, "root");
 	intrude("root, through fd", "path", memfd_link, "root");
 	shm_unlink("/ukl-shared");
