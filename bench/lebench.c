@@ -330,8 +330,12 @@ static void setup(void)
 	}
 }
 
-/* The echo side of the context-switch ping-pong, in a child process. */
-static pid_t start_echo(void)
+/*
+ * The echo side of the context-switch ping-pong, in a child process: this
+ * program's fork, or with ORDINARY busybox's cat, an ordinary process even
+ * beside a UKL program.
+ */
+static pid_t start_echo(int ordinary)
 {
 	char c;
 	pid_t pid;
@@ -344,6 +348,12 @@ static pid_t start_echo(void)
 	if (pid == 0) {
 		close(ping[1]);
 		close(pong[0]);
+		if (ordinary) {
+			if (dup2(ping[0], 0) < 0 || dup2(pong[1], 1) < 0)
+				_exit(1);
+			execl("/bin/busybox", "cat", (char *)NULL);
+			_exit(127);
+		}
 		while (read(ping[0], &c, 1) == 1 && write(pong[1], &c, 1) == 1)
 			;
 		_exit(0);
@@ -398,7 +408,7 @@ static const char *const ops[] = {
 	"getppid", "clock_gettime", "read", "write", "udp", "tcp", "tcp_write", "tcp_shortcut",
 	"tcp_sendmsg", "tcp_sendmsg_shortcut", "page_fault",
 	"mmap_munmap", "thread_create", "fork", "poll", "select", "epoll",
-	"context_switch", "fio_randread", "fio_randwrite", NULL
+	"context_switch", "context_switch_ordinary", "fio_randread", "fio_randwrite", NULL
 };
 
 static void run(const char *op)
@@ -442,8 +452,8 @@ static void run(const char *op)
 		measure(op, PAGE, op_fio, 0, 20, 15);
 	else if (!strcmp(op, "fio_randwrite"))
 		measure(op, PAGE, op_fio, 1, 20, 15);
-	else if (!strcmp(op, "context_switch")) {
-		pid_t echo = start_echo();
+	else if (!strcmp(op, "context_switch") || !strcmp(op, "context_switch_ordinary")) {
+		pid_t echo = start_echo(!strcmp(op, "context_switch_ordinary"));
 
 		measure(op, 0, op_context_switch, 0, 100, 15);
 		close(ping[1]);
