@@ -19,7 +19,11 @@ def test_quick_bench_is_deterministic_and_complete():
         assert {op for op, _ in a} == set(ops)
         for key in a:
             assert a[key]["min"] > 0
-            assert abs(a[key]["min"] - b[key]["min"]) <= 0.01 * a[key]["min"], key
+            # A quick page_fault sample is 5 faults: where mmap places them
+            # moves its min by up to 167 instructions (1.1%) between boots
+            # of the UKL kernel, and by 23 on Linux (an open question).
+            tolerance = 0.02 if key[0] == "page_fault" else 0.01
+            assert abs(a[key]["min"] - b[key]["min"]) <= tolerance * a[key]["min"], key
     assert (second_dir / "table.md").read_text().startswith("| operation")
     assert (second_dir / "plot.png").read_bytes()[:4] == b"\x89PNG"
     assert (bench.BENCH_DIR / "latest").resolve() == second_dir.resolve()
