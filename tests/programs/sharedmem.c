@@ -116,15 +116,19 @@ static hook_fn *named(int fd)
 	return map_page(fd);
 }
 
-/* The intruder maps PATH first (WAY keep) or holds it open (hold); then this program maps it. */
+/*
+ * The intruder gets PATH first: it maps it (WAY keep) or holds it open
+ * (hold), with its pointer written, or keeps only an io_uring pin of its
+ * page (pin), through which it writes once this program has mapped PATH.
+ */
 static void theirs_first(const char *who, const char *way, const char *path)
 {
 	char value[32], ready[64];
 	char *args[] = { "ukl-intruder", "share", (char *)way, (char *)path, value, "nobody",
 			 NULL };
 	hook_fn *page = MAP_FAILED;
+	int fd, pin = !strcmp(way, "pin");
 	pid_t child;
-	int fd;
 
 	snprintf(value, sizeof(value), "%p", (void *)rewritten);
 	snprintf(ready, sizeof(ready), "%s.ready", path);
@@ -137,38 +141,9 @@ static void theirs_first(const char *who, const char *way, const char *path)
 		close(fd);
 	}
 	printf("the program maps it: %s\n", page == MAP_FAILED ? strerror(errno) : "ok");
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-	if (page != MAP_FAILED) {
-		(*page)();
-		munmap(page, PAGE);
-	}
-	report();
-}
-
-/* The intruder pins PATH's page and unmaps it; this program maps PATH; then the intruder writes. */
-static void pinned_first(const char *who, const char *path)
-{
-	char value[32], ready[64];
-	char *args[] = { "ukl-intruder", "share", "pin", (char *)path, value, "nobody", NULL };
-	hook_fn *page = MAP_FAILED;
-	pid_t child;
-	int fd;
-
-	snprintf(value, sizeof(value), "%p", (void *)rewritten);
-	snprintf(ready, sizeof(ready), "%s.ready", path);
-	child = start(who, args);
-	while (access(ready, F_OK) && waitpid(child, NULL, WNOHANG) == 0)
-		usleep(1000);
-	fd = open(path, O_RDWR);
-	if (fd >= 0) {
-		page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		close(fd);
-	}
-	printf("the program maps it: %s\n", page == MAP_FAILED ? strerror(errno) : "ok");
-	if (page != MAP_FAILED)
+	if (pin && page != MAP_FAILED)
 		*page = intact;
-	kill(child, SIGUSR1);
+	kill(child, pin ? SIGUSR1 : SIGKILL);
 	waitpid(child, NULL, 0);
 	if (page != MAP_FAILED) {
 		(*page)();
@@ -226,7 +201,8 @@ int main(void)
 	intrude("nobody, truncating a file", "truncate", "/tmp/ukl-shared", "nobody");
 	theirs_first("nobody, mapping a file before the program", "keep", "/tmp/ukl-theirs");
 	theirs_first("nobody, holding a file open for writing", "hold", "/tmp/ukl-held");
-	pinned_first("nobody, pinning a /dev/shm page before the program", "/dev/shm/ukl-pinned");
+	theirs_first("nobody, pinning a /dev/shm page before the program", "pin",
+		     "/dev/shm/ukl-pinned");
 	intrude("root, through map_files", "path", anon_link, "root");
 	intrude("root, through fd", "path", memfd_link, "root");
 	shm_unlink("/ukl-shared");
