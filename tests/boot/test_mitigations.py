@@ -155,16 +155,17 @@ def _calls_patched_in(vmlinux, start: int, end: int, target: int) -> int:
     return found
 
 
-def test_the_idle_gates_keep_the_srso_safe_ret_fixup():
+def test_the_plain_gates_keep_the_srso_safe_ret_fixup():
     """An interrupt that lands in srso_safe_ret has its RET finished by
     handle_interrupted_saferet(), patched into error_entry on SRSO CPUs; the
-    idle IDT's error_entry must have it too (a review found it missing)."""
+    error_entry of the IDT that other tasks run with must have it too (a
+    review found it missing from an earlier one)."""
     built = api.build("hello", "ukl")
     table = symbols.nm(built.vmlinux)
     at = {name: a for a, name in table}
     after = {name: table[i + 1][0] for i, (_, name) in enumerate(table[:-1])}
     target = at["handle_interrupted_saferet"]
-    for entry in ("error_entry", "ukl_error_entry_idle"):
+    for entry in ("error_entry", "ukl_error_entry_plain"):
         # one call for X86_FEATURE_SRSO, one for X86_FEATURE_SRSO_ALIAS
         assert _calls_patched_in(built.vmlinux, at[entry], after[entry], target) == 2, entry
 

@@ -48,10 +48,10 @@ def test_server_batch_profile():
 
 
 def _idle_interrupt_entry_cost(folded):
-    """The instructions of error_entry and error_return (or the idle gates'
-    own) for each instruction of the device-interrupt stub, in interrupts
-    that the idle loop took: the stub's instructions are the same per
-    interrupt on both kernels."""
+    """The instructions of error_entry and error_return (or the stock ones of
+    the IDT every task but a UKL task runs with) for each instruction of the
+    device-interrupt stub, in interrupts that the idle loop took: the stub's
+    instructions are the same per interrupt on both kernels."""
     entry_exit = stub = 0
     for line in folded.read_text().splitlines():
         stack, count = line.rsplit(" ", 1)
@@ -62,7 +62,7 @@ def _idle_interrupt_entry_cost(folded):
         if frames[-1].startswith("asm_common_interrupt"):
             stub += int(count)
         elif frames[-1] in ("error_entry", "error_return",
-                            "ukl_error_entry_idle", "ukl_error_return_idle"):
+                            "ukl_error_entry_plain", "ukl_error_return_plain"):
             entry_exit += int(count)
     assert stub, "no device interrupt was taken in the idle loop"
     return entry_exit / stub
