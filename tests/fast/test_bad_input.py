@@ -40,7 +40,8 @@ def test_missing_dependency(tmp_path):
 @pytest.mark.parametrize("option,error", [
     (["-p", "http:80"], "-p http:80: 'http' is not a TCP port number"),
     (["-p", "8080:70000"], "'70000' is not a TCP port number"),
-    (["-v", "/no/such/path:/data"], "-v /no/such/path:/data: /no/such/path does not exist"),
+    (["-v", "/etc/passwd/data:/data"],
+     "-v /etc/passwd/data:/data: cannot make /etc/passwd/data: /etc/passwd is not a directory"),
     (["-v", "/tmp:data"], "the guest path 'data' is not absolute"),
     (["-v", "/tmp:/data:rx"], "-v /tmp:/data:rx: unknown mode 'rx'; valid: rw, ro"),
     (["-v", "/etc/passwd:/etc/passwd:rw"], "/etc/passwd is a file; only directories"),

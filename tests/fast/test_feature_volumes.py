@@ -2,7 +2,9 @@
 without root), a read-only one a 9p share with readonly=on; each is mounted
 before the program, and /init stops with status 125 if it cannot; a file is
 copied in.  virtiofsd missing or failing to start is a one-line error, and
-QEMU is not started."""
+QEMU is not started.  A missing directory is made before QEMU starts (not by a
+dry run), owned by the user who ran sudo; one that cannot be is a one-line error."""
+import os
 import socket
 import sys
 from pathlib import Path
@@ -50,6 +52,95 @@ def test_a_read_write_volume_is_virtiofs_and_a_read_only_one_9p(guest, tmp_path,
     assert g.files["etc/f.conf"][1] == b"conf"
     assert "mount" not in guest().hooks("setup")
     assert "memory-backend" not in " ".join(guest().argv)
+
+
+@pytest.fixture
+def fake_build(monkeypatch, tmp_path, fake_busybox):
+    """`ukl run hello` in this process, without building: a UKL hello, its run
+    directory under tmp_path."""
+    fake = api.Built(programs.Program("example", "hello", Path("/hello.c")),
+                     configs.CONFIGS["ukl"], Path("/k/bzImage"), b"\x7fUKL\n")
+    monkeypatch.setattr(api, "build", lambda program, config: fake)
+    monkeypatch.setattr(api, "RUNS", tmp_path / "runs")
+    monkeypatch.setattr(cli.signal, "signal", lambda *args: None)
+    monkeypatch.setenv("UKL_ACCEL", "tcg")
+
+
+def _cli(*argv) -> int:
+    try:
+        cli.main(list(argv))
+    except SystemExit as e:
+        return e.code or 0
+    return 0
+
+
+def test_a_missing_directory_is_made_before_qemu_and_not_by_a_dry_run(
+        fake_build, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(feature.os, "geteuid", lambda: 1000)      # 9p: no virtiofsd
+    data = tmp_path / "new" / "data"
+    seen = []
+
+    def boot(m, *args, **kwargs):
+        seen.append(data.is_dir())
+        raise UklError("QEMU is not started in a fast test")
+    monkeypatch.setattr(api.qemu, "boot", boot)
+    assert _cli("run", "--dry-run", "hello", "-v", f"{data}:/data") == 0
+    assert f"path={data},security_model=none" in capsys.readouterr().out
+    assert not (tmp_path / "new").exists()
+    assert _cli("run", "hello", "-v", f"{data}:/data:ro") == 1
+    assert seen == [True]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert {(p.stat().st_mode & 0o777) for p in (data, data.parent)} == {0o755 & ~umask}
+
+
+def test_what_is_made_belongs_to_the_user_who_ran_sudo(tmp_path, monkeypatch):
+    chowned = []
+    monkeypatch.setattr(volumes.os, "chown", lambda *args: chowned.append(args))
+    monkeypatch.setattr(volumes.os, "geteuid", lambda: 0)
+    monkeypatch.setenv("SUDO_UID", "1234")
+    monkeypatch.setenv("SUDO_GID", "5678")
+    new = tmp_path / "a" / "b"
+    volumes.make_missing([volumes.Volume(new, "/data", "rw"),
+                          volumes.Volume(tmp_path, "/t", "rw")])
+    assert chowned == [(new.parent, 1234, 5678), (new, 1234, 5678)]     # not tmp_path
+    monkeypatch.delenv("SUDO_UID")
+    monkeypatch.delenv("SUDO_GID")
+    volumes.make_missing([volumes.Volume(tmp_path / "c", "/data", "rw")])
+    assert (tmp_path / "c").is_dir() and len(chowned) == 2             # already ours
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
+def test_as_root_under_sudo_the_made_directory_is_owned_by_the_sudo_user(tmp_path, monkeypatch):
+    monkeypatch.setenv("SUDO_UID", "1234")
+    monkeypatch.setenv("SUDO_GID", "5678")
+    volumes.make_missing([volumes.Volume(tmp_path / "d", "/data", "rw")])
+    st = (tmp_path / "d").stat()
+    assert (st.st_uid, st.st_gid) == (1234, 5678)
+
+
+def test_a_directory_that_cannot_be_made_is_a_one_line_error(fake_build, tmp_path, monkeypatch,
+                                                              capsys):
+    plain = tmp_path / "plain"
+    plain.write_text("a file")
+    with pytest.raises(UklError, match=f"cannot make {plain}/d: {plain} is not a directory"):
+        volumes.parse_volume(f"{plain}/d:/data")
+    # Checked before the build, a dry run's too (root may write anywhere: pretend).
+    with monkeypatch.context() as m:
+        m.setattr(api, "build", lambda *args: pytest.fail("built"))
+        m.setattr(volumes.os, "access", lambda path, mode: False)
+        assert _cli("run", "--dry-run", "hello", "-v", f"{tmp_path}/new/d:/data") == 2
+    assert capsys.readouterr().err == (
+        f"ukl: error: argument -v: -v {tmp_path}/new/d:/data: cannot make "
+        f"{tmp_path}/new/d: {tmp_path} is not writable\n")
+
+    def refuse(self, mode):
+        raise PermissionError(13, "Permission denied")
+    with monkeypatch.context() as m, pytest.raises(UklError) as e:
+        m.setattr(volumes.Path, "mkdir", refuse)
+        volumes.make_missing([volumes.Volume(tmp_path / "new", "/data", "rw")])
+    assert str(e.value) == f"-v {tmp_path}/new:/data: cannot make {tmp_path}/new: " \
+                           "Permission denied"
 
 
 def test_without_root_a_read_write_volume_is_9p(guest, tmp_path, monkeypatch):

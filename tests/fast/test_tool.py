@@ -69,6 +69,10 @@ def test_port_and_volume_specs(tmp_path):
     assert volumes.parse_volume(f"{tmp_path}:/data") == volumes.Volume(d, "/data", "rw")
     assert volumes.parse_volume(f"{tmp_path}:/data:ro") == volumes.Volume(d, "/data", "ro")
     assert volumes.parse_volume(f"{f}:/etc/f") == volumes.Volume(f.resolve(), "/etc/f", "copy")
+    # A missing directory is a volume to make before the boot; parsing makes nothing.
+    assert volumes.parse_volume(f"{tmp_path}/new/d:/d:ro") == \
+        volumes.Volume(d / "new" / "d", "/d", "ro")
+    assert not (tmp_path / "new").exists()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()

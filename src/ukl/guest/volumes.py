@@ -1,7 +1,10 @@
 """Host files and directories given to the guest (-v HOSTPATH:GUESTPATH[:MODE]):
 a directory is mounted live (virtiofs or 9p, features/volumes.py says which),
 read-write (as Docker does) or read-only; a file is copied into the initramfs.
+A directory that does not exist is made before the boot, as `docker run -v`
+makes it (a dry run makes nothing).
 And what the guest leaves in /out, brought back (--out HOSTDIR)."""
+import os
 import tarfile
 import tempfile
 from dataclasses import dataclass
@@ -14,7 +17,7 @@ MODES = ("rw", "ro")
 
 @dataclass(frozen=True)
 class Volume:
-    host: Path          # resolved, existing
+    host: Path          # resolved; existing, or a directory to make (make_missing)
     guest: str          # absolute
     mode: str           # "rw" or "ro" (a live mount), or "copy" (a file)
 
@@ -38,14 +41,49 @@ def parse_volume(spec: str) -> Volume:
     if not guest.startswith("/"):
         raise UklError(f"-v {spec}: the guest path {guest!r} is not absolute")
     path = Path(host).expanduser()
-    if not path.exists():
-        raise UklError(f"-v {spec}: {host} does not exist")
-    if path.is_dir():
-        return Volume(path.resolve(), guest, mode or "rw")
-    if mode:
-        raise UklError(f"-v {spec}: {host} is a file; only directories are mounted "
-                       f"(without :{mode} it is copied in)")
-    return Volume(path.resolve(), guest, "copy")
+    if not os.path.exists(path):
+        _check_makeable(spec, path.resolve())       # made before the boot
+    elif not path.is_dir():
+        if mode:
+            raise UklError(f"-v {spec}: {host} is a file; only directories are mounted "
+                           f"(without :{mode} it is copied in)")
+        return Volume(path.resolve(), guest, "copy")
+    return Volume(path.resolve(), guest, mode or "rw")
+
+
+def _check_makeable(spec: str, path: Path):
+    """PATH, missing, can be made: the nearest thing on its way that exists is
+    a directory we may write in.  Nothing is made yet."""
+    base = next(p for p in [path, *path.parents] if os.path.lexists(p))
+    if not os.path.isdir(base):
+        raise UklError(f"-v {spec}: cannot make {path}: {base} is not a directory")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise UklError(f"-v {spec}: cannot make {path}: {base} is not writable")
+
+
+def _owner() -> tuple[int, int] | None:
+    """Under sudo, the user who ran it (SUDO_UID, SUDO_GID), who then owns what
+    ukl makes for them; None when what ukl makes is its own user's already."""
+    uid, gid = os.environ.get("SUDO_UID", ""), os.environ.get("SUDO_GID", "")
+    if os.geteuid() != 0 or not uid.isdigit():
+        return None
+    return int(uid), int(gid) if gid.isdigit() else -1
+
+
+def make_missing(vols: list[Volume]):
+    """Make each mounted volume's missing directory and its missing parents
+    (mkdir -p), 0755 less the umask, owned by the user who ran ukl."""
+    owner = _owner()
+    for _, v in mounted(vols):
+        missing = [p for p in [v.host, *v.host.parents] if not os.path.lexists(p)]
+        for made in reversed(missing):
+            try:
+                made.mkdir(mode=0o755)
+                if owner:
+                    os.chown(made, *owner)
+            except OSError as e:
+                raise UklError(f"-v {v.host}:{v.guest}: cannot make {made}: "
+                               f"{e.strerror}") from None
 
 
 def mounted(vols: list[Volume]) -> list[tuple[str, Volume]]:

@@ -1,6 +1,7 @@
 """-v HOSTPATH:GUESTPATH[:rw|:ro]: a directory shared live and mounted before
 the program starts (which must not run without it: its data would be lost);
-a file copied into the initramfs (guest/volumes.py parses).
+a file copied into the initramfs (guest/volumes.py parses).  A missing
+directory is made before the boot, not by a dry run.
 
 A read-write directory is virtiofs, served by Debian's virtiofsd with the
 guest's page cache write-through (cache=auto, no writeback): a write() is in
@@ -15,7 +16,7 @@ from pathlib import Path
 from .. import console
 from ..daemons import Daemon
 from ..options import Option
-from ..volumes import Volume, mounted, parse_volume
+from ..volumes import Volume, make_missing, mounted, parse_volume
 from ...errors import UklError
 
 VIRTIOFSD = Path("/usr/lib/qemu/virtiofsd")     # Debian 12's, from qemu-system-common
@@ -34,7 +35,7 @@ ORDER = 40
 OPTIONS = [Option("volumes", [], ("-v",), parse=parse_volume, many=True,
                   metavar="HOSTPATH:GUESTPATH[:rw|:ro]",
                   help="mount a host directory in the guest, live, read-write (default) or "
-                       "read-only; a host file is copied in (repeatable)")]
+                       "read-only, made if missing; a host file is copied in (repeatable)")]
 
 
 def transport(v: Volume) -> str:
@@ -70,6 +71,10 @@ def _share(tag: str, v: Volume, spec):
     spec.devices += ["-fsdev", f"local,id={tag},path={escaped},security_model=none"
                      + (",readonly=on" if v.mode == "ro" else ""),
                      "-device", f"virtio-9p-pci,fsdev={tag},mount_tag={tag}"]
+
+
+def before_boot(spec, built, opts):
+    make_missing(opts.volumes)
 
 
 def contribute(spec, built, opts):
