@@ -39,6 +39,13 @@ def test_the_program_s_references_to_the_kernel_are_where_kallsyms_says(runs):
     assert result.stdout.count("the kernel's") == 2, result.stdout
 
 
+def test_the_c_library_keeps_no_kernel_text_address_in_writable_memory(runs):
+    """musl calls the kernel's clock reader directly, not through a stored pointer."""
+    result = runs("kernelwords")
+    assert result.status == 0, result.stdout
+    assert "kernel text addresses in writable memory: 0" in result.stdout, result.stdout
+
+
 def test_exec_randomises_the_stack_top(runs):
     assert "stack top randomised: yes" in runs("memory").stdout
 
