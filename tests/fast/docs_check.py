@@ -259,10 +259,20 @@ def shared(root: Path) -> list[str]:
             for s in SHARED if s.encode() in path.read_bytes()]
 
 
+DESIGN_LINES = 1000
+
+
+def design_length(root: Path) -> list[str]:
+    """design.md keeps the project's side only; the kernel's is ukl.rst."""
+    n = len((root / "docs/design.md").read_text().splitlines())
+    return [f"docs/design.md: {n} lines, over {DESIGN_LINES}"] if n > DESIGN_LINES else []
+
+
 def check(root: Path, tests: int | None = None) -> list[str]:
     root = Path(root).resolve()
     return [*patch_table(root), *patch_count(root), *selftest_count(root, tests),
-            *client_docs(root), *links(root), *result_dirs(root), *shared(root)]
+            *client_docs(root), *links(root), *result_dirs(root), *shared(root),
+            *design_length(root)]
 
 
 if __name__ == "__main__":

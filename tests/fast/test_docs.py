@@ -101,3 +101,11 @@ def test_a_mention_of_the_shared_directory_is_found(copy, shared):
     with open(copy / "setup.sh", "a") as f:
         f.write(f"# the sources are in {shared}/src\n")
     assert docs_check.check(copy) == [f"setup.sh: mentions {shared}"]
+
+
+def test_a_design_md_over_its_length_is_found(copy):
+    doc = copy / "docs/design.md"
+    lines = len(doc.read_text().splitlines())
+    doc.write_text(doc.read_text() + "more\n" * (docs_check.DESIGN_LINES + 1 - lines))
+    assert docs_check.check(copy) == [
+        f"docs/design.md: {docs_check.DESIGN_LINES + 1} lines, over {docs_check.DESIGN_LINES}"]
