@@ -10,24 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+
 #include <unistd.h>
+
+#include "kallsyms.h"
 
 extern char __ukl_vdso_clock_gettime[];
 static char *volatile in_data = __ukl_vdso_clock_gettime;
-
-static unsigned long from_kallsyms(const char *name)
-{
-	char line[256], symbol[128];
-	unsigned long address = 0, at;
-	FILE *f = fopen("/proc/kallsyms", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx %*s %127s", &at, symbol) == 2 && !strcmp(symbol, name))
-			address = at;
-	if (f)
-		fclose(f);
-	return address;
-}
 
 static const char *same(unsigned long a, unsigned long b)
 {
