@@ -188,13 +188,7 @@ def test_a_daemon_that_exits_is_a_one_line_error_with_its_last_words(tmp_path):
 
 
 def test_virtiofsd_failing_to_start_stops_ukl_run_before_qemu(tmp_path, monkeypatch, capsys,
-                                                              fake_busybox, as_root):
-    fake = api.Built(programs.Program("example", "hello", Path("/hello.c")),
-                     configs.CONFIGS["ukl"], Path("/k/bzImage"), b"\x7fUKL\n")
-    monkeypatch.setattr(api, "build", lambda program, config: fake)
-    monkeypatch.setattr(api, "RUNS", tmp_path / "runs")
-    monkeypatch.setattr(cli.signal, "signal", lambda *args: None)
-    monkeypatch.setenv("UKL_ACCEL", "tcg")
+                                                              fake_build, as_root):
     failing = tmp_path / "virtiofsd"
     failing.write_text("#!/bin/sh\necho 'fuse: cannot serve' >&2\nexit 1\n")
     failing.chmod(0o755)
