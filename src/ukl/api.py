@@ -57,6 +57,8 @@ def build(program: str | programs.Program, config: "str | configs.Config" = "ukl
     (relinked for a UKL program)."""
     cfg = configs.get(config)
     prog = programs.resolve(program) if isinstance(program, str) else program
+    if prog.kind == "binary":
+        return _build_binary(prog, cfg)
     libc.build(cfg)
     binary = programs.build(prog, cfg)
     tree = programs.built_tree(prog, cfg)
@@ -72,6 +74,20 @@ def build(program: str | programs.Program, config: "str | configs.Config" = "ukl
         vmlinux, elf = kernel.build_dir(cfg.kernel) / "vmlinux", binary
     configs.check_kernel(cfg, kernel.config_values(cfg.kernel))
     return Built(prog, cfg, image_, payload, files, vmlinux, elf)
+
+
+def _build_binary(prog: programs.Program, cfg: configs.Config) -> Built:
+    """A host executable, unmodified: under a UKL configuration the UKL
+    kernel starts it at CPL0 (no relink); otherwise it runs at CPL3."""
+    files = programs.closure(prog.path)
+    kern = kernel.build(cfg.kernel)
+    built_with = kernel.config_values(cfg.kernel)
+    configs.check_kernel(cfg, built_with)
+    if cfg.ukl and built_with.get("CONFIG_UKL_BINARIES") != "y":
+        raise UklError(f"the {cfg.kernel} kernel was built without CONFIG_UKL_BINARIES: "
+                       f"it cannot start {prog.name} at CPL0")
+    return Built(prog, cfg, kern, prog.path.read_bytes(), files,
+                 kernel.build_dir(cfg.kernel) / "vmlinux", prog.path)
 
 
 def _probe_kvm(kernel_image: Path) -> bool:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from . import api, configs, deploy, oci
-from .build import bisect, fetch, kernel, series
+from .build import bisect, fetch, kernel, programs, series
 from .errors import UklError
 from .guest import console, features, options, qemu
 from .guest.options import argparse_type
@@ -79,6 +79,10 @@ def _parser() -> Parser:
                    help="run as an ordinary static musl binary on the stock-Linux baseline "
                    "(--config baseline)")
     r.add_argument("--config", default="ukl", help=CONFIG_HELP)
+    r.add_argument("--binary", action="store_true",
+                   help="PROGRAM is an executable of this host (any x86-64 ELF, static or "
+                        "dynamic), run unmodified: at CPL0 under a UKL configuration, with "
+                        "its interpreter and libraries copied into the guest")
     r.add_argument("--timeout", type=_seconds, default=None,
                    help=f"seconds before the guest is killed (default {api.DEFAULT_TIMEOUT:g}, "
                         "none with --gdb)")
@@ -140,6 +144,9 @@ def _parser() -> Parser:
     bn.add_argument("--clients", type=_positive("clients"), default=1,
                     help="client connections, for redis (default %(default)s)")
     bn.add_argument("--ops", default="", help="comma-separated lebench operations (default: all)")
+    bn.add_argument("--binary", action="store_true",
+                    help="lebench built by gcc -static (glibc), no ukl-cc, run unmodified "
+                         "(ukl run --binary)")
     bn.add_argument("--wall", action="store_true",
                     help="wall-clock nanoseconds instead of icount guest instructions")
     bn.add_argument("--kernel-arg", dest="kernel_args", action="append", default=[],
@@ -240,7 +247,7 @@ def _run(args, prog_args):
     opts = features.from_args(args, "run", args=tuple(prog_args), timeout=args.timeout)
     config = _config(args)
     opts = api.validate(opts, config, bind=not args.dry_run)     # before a long build
-    built = api.build(args.program, config)
+    built = api.build(programs.binary(args.program) if args.binary else args.program, config)
     if args.gdb:
         script = features.gdb.script(built, api.run_dir(built), args.gdb_port)
         print(f"ukl: the guest waits for gdb on 127.0.0.1:{args.gdb_port}; attach with:\n"
@@ -348,6 +355,8 @@ def main(argv=None):
                 dest = profile.run(args.target, split(args.configs), split(args.ops),
                                    args.requests, args.quick, args.clients)
             elif args.target != "lebench":
+                if args.binary:
+                    raise UklError("--binary applies to lebench only")
                 if args.kernel_args:
                     raise UklError("--kernel-arg applies to lebench only, not to a server's "
                                    "bench")
@@ -355,7 +364,7 @@ def main(argv=None):
                                        args.clients)
             else:
                 dest = bench.run(split(args.configs), split(args.ops), args.quick, not args.wall,
-                                 tuple(args.kernel_args))
+                                 tuple(args.kernel_args), args.binary)
             print((dest / "table.md").read_text(), end="")
             print(f"results: {dest}")
         else:

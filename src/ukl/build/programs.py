@@ -17,13 +17,14 @@ from ..proc import capture
 
 CFLAGS = ["-O2", "-g", "-Wall", *cc.FRAME_CFLAGS]   # -g: gdb and core files show source lines
 SUFFIXES = (".c", ".cpp")
-ET_EXEC = 2
+ET_EXEC, ET_DYN = 2, 3
 
 
 @dataclass(frozen=True)
 class Program:
     """What the argument named; everything after resolve() uses only this."""
-    kind: str                     # "example", "source", "linked", "executable" or "recipe"
+    kind: str                     # "example", "source", "linked", "executable", "recipe"
+                                  # or "binary" (a host executable, run unmodified)
     name: str                     # its name in the guest: /app/<name>
     path: Path | None = None      # the source or linked file (not for recipes)
     recipe: recipes.Recipe | None = None
@@ -85,6 +86,43 @@ def resolve(arg: str) -> Program:
         raise UklError(f"{arg} is neither a C or C++ file nor a program linked by ukl-cc")
     raise UklError(f"unknown program {arg!r}: not an example ({', '.join(examples())}), "
                    f"not an app recipe ({', '.join(recipes.names())}) and not a file")
+
+
+def binary(arg: str) -> Program:
+    """A host executable run as it is (`ukl run --binary`): any x86-64 ELF
+    executable, static or dynamic, but not one ukl-cc linked."""
+    path = Path(arg)
+    if not path.is_file():
+        raise UklError(f"--binary {arg}: no such file")
+    with open(path, "rb") as f:
+        head = f.read(20)
+    if head[:4] != b"\x7fELF" or head[4] != 2 or int.from_bytes(head[18:20], "little") != 62:
+        raise UklError(f"--binary {arg}: not an x86-64 ELF executable")
+    if int.from_bytes(head[16:18], "little") not in (ET_EXEC, ET_DYN):
+        raise UklError(f"--binary {arg}: not an executable (ELF type "
+                       f"{int.from_bytes(head[16:18], 'little')})")
+    if _elf_kind(path) == "linked":
+        raise UklError(f"--binary {arg}: linked by ukl-cc; run it without --binary")
+    return Program("binary", path.name, path.resolve())
+
+
+def closure(path: Path) -> list[tuple[Path, str]]:
+    """What a dynamic executable maps from the host before its main(): its ELF
+    interpreter and the libraries it needs, as (host path, guest path), the
+    same paths in the guest.  Nothing for a static one."""
+    interp = capture(["readelf", "-l", "-W", str(path)])
+    if "Requesting program interpreter" not in interp:
+        return []
+    loader = interp.split("Requesting program interpreter: ", 1)[1].split("]", 1)[0]
+    listed = capture([loader, "--list", str(path)])
+    files = {loader}
+    for line in listed.splitlines():
+        parts = line.split()
+        if "=>" in parts and len(parts) > parts.index("=>") + 1:
+            files.add(parts[parts.index("=>") + 1])
+        elif parts and parts[0].startswith("/"):
+            files.add(parts[0])
+    return [(Path(f).resolve(), f) for f in sorted(files) if f.startswith("/")]
 
 
 def _compiler(src: Path, sysroot: Path, ukl: bool) -> list[str]:

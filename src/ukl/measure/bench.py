@@ -6,12 +6,14 @@ guest instructions per operation.  Every sample is kept in results.json.
 """
 import io
 import json
+import shutil
 import time
 from pathlib import Path
 
 from . import cycles, plugin
 from .results import BENCH_DIR, baseline_first, built_kernel, config_names, pyplot, write
-from .. import api
+from .. import api, configs
+from ..build import cc, libc, programs
 from ..errors import UklError
 from ..layout import ROOT
 
@@ -65,9 +67,22 @@ def boot(built: "api.Built", ops: list[str], quick: bool, icount: bool = True,
             "qemu": (res.run_dir / "qemu.cmd").read_text().strip(), **built_kernel(built)}
 
 
+def lebench_binary() -> Path:
+    """lebench built by the host's ordinary compiler (gcc -static, glibc),
+    no ukl-cc: what `ukl bench --binary` runs unmodified."""
+    sysroot = libc.build(configs.get("baseline"))
+    include = BENCH_DIR / "gcc-include"
+    (include / "ukl").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(sysroot / "include" / "ukl" / "shortcut.h", include / "ukl" / "shortcut.h")
+    out = BENCH_DIR / "lebench-gcc"
+    cc.run_gcc(["gcc", "-O2", "-static", "-I", str(include), str(LEBENCH), "-o", str(out)],
+               "lebench failed to compile")
+    return out
+
+
 def _run_one(config: str, ops: list[str], quick: bool, icount: bool,
-             kernel_args: tuple) -> dict:
-    built = api.build(str(LEBENCH), config)
+             kernel_args: tuple, binary: Path | None = None) -> dict:
+    built = api.build(programs.binary(str(binary)) if binary else str(LEBENCH), config)
     counts = api.run_dir(built) / "switches.jsonl"
     counter = [(plugin.build(), (f"out={counts}",))] if icount else []
     run = boot(built, ops, quick, icount, counter, kernel_args=kernel_args)
@@ -88,14 +103,19 @@ def _add_switches(rows: list[dict], counts: Path):
         row["est_cycles"] = cycles.estimates(row["min"], row["switches"])
 
 
-def run(names=None, ops=None, quick=False, icount=True, kernel_args=()) -> Path:
+def run(names=None, ops=None, quick=False, icount=True, kernel_args=(),
+        binary=False) -> Path:
     """Run lebench on each config beside Linux, every kernel booted with
-    KERNEL_ARGS too; return the results directory."""
+    KERNEL_ARGS too; with BINARY, lebench built by gcc and run unmodified
+    (`ukl run --binary`).  Return the results directory."""
     names = config_names(names or [], ["ukl", "cpl3-on-ukl"])
     ops = ops or []
     _check(ops, operations(), "operation")
+    exe = lebench_binary() if binary else None
     return write("", {"quick": quick, "icount": icount, "kernel_args": list(kernel_args),
-                      "runs": [_run_one(c, ops, quick, icount, kernel_args) for c in names]},
+                      "binary": binary,
+                      "runs": [_run_one(c, ops, quick, icount, kernel_args, exe)
+                               for c in names]},
                  table, plot)
 
 
