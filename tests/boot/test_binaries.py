@@ -1,0 +1,96 @@
+"""Unmodified executables (`ukl run --binary`), built by the host's ordinary
+compilers with no ukl-cc: the UKL kernel, built once, starts each at CPL0
+with no relink, and each gives what the same file gives at CPL3 on stock
+Linux."""
+import functools
+import io
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ukl import api, configs
+from ukl.build import libc, programs
+from ukl.guest.features import Options
+from ukl.layout import EXAMPLES, TEST_PROGRAMS
+
+# (name, source, compiler flags); "musl" builds with the baseline's musl-gcc
+BINARIES = {
+    "hello-glibc": (EXAMPLES / "hello.c", ["-static"]),
+    "hello-glibc-dynamic": (EXAMPLES / "hello.c", []),
+    "hello-musl": (EXAMPLES / "hello.c", ["musl", "-static"]),
+    "cpl": (EXAMPLES / "cpl.c", ["-static"]),
+    "sysregs": (TEST_PROGRAMS / "sysregs.c", ["-static"]),
+    "redzone": (TEST_PROGRAMS / "redzone.c", ["-static"]),
+    "uklexec": (TEST_PROGRAMS / "uklexec.c", ["-static"]),
+}
+
+
+@pytest.fixture(scope="module")
+def binary(tmp_path_factory):
+    out = tmp_path_factory.mktemp("binaries")
+
+    @functools.cache
+    def build(name: str) -> Path:
+        src, flags = BINARIES[name]
+        cc = ["gcc"]
+        if "musl" in flags:
+            cc = [str(libc.build(configs.get("baseline")) / "bin" / "musl-gcc")]
+            flags = [f for f in flags if f != "musl"]
+        subprocess.run([*cc, "-O2", *flags, str(src), "-o", str(out / name)], check=True)
+        return out / name
+    return build
+
+
+@functools.cache
+def _boot(path: Path, config: str, smp: int = 1, tools: tuple = ()):
+    built = api.build(programs.binary(str(path)), config)
+    out, err = io.BytesIO(), io.BytesIO()
+    res = api.boot(built, Options(smp=smp, tools=dict(tools)), stdout=out, stderr=err)
+    return res.status, out.getvalue().decode(), res.console.read_text(errors="replace")
+
+
+def test_a_static_glibc_binary_runs_at_cpl0(binary):
+    status, out, console = _boot(binary("cpl"), "ukl")
+    assert "CPL 0\n" in out, console[-2000:]
+    assert "CR0 = 0x" in out and "PE=1 PG=1" in out      # a ring-0-only read succeeded
+    assert "CR4.SMEP = 1, CR4.SMAP = 1" in out
+    assert status == 0
+    base_status, base_out, _ = _boot(binary("cpl"), "baseline")
+    assert "CPL 3\n" in base_out and "reading CR0 trapped" in base_out
+
+
+@pytest.mark.parametrize("config,smp", [("ukl", 1), ("ukl-ret-byp", 2)])
+@pytest.mark.parametrize("name", ["hello-glibc", "hello-glibc-dynamic", "hello-musl"])
+def test_output_and_status_as_on_linux(binary, name, config, smp):
+    status, out, console = _boot(binary(name), config, smp)
+    base_status, base_out, _ = _boot(binary(name), "baseline")
+    assert base_status == 3 and "Hello from UKL" in base_out
+    assert (status, out) == (base_status, base_out), console[-2000:]
+
+
+@pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp"])
+def test_syscall_keeps_registers_as_on_linux(binary, config):
+    status, out, console = _boot(binary("sysregs"), config)
+    assert _boot(binary("sysregs"), "baseline")[:2] == (0, "registers kept\n")
+    assert (status, out) == (0, "registers kept\n"), console[-2000:]
+
+
+@pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp"])
+def test_nothing_writes_the_red_zone(binary, config):
+    status, out, console = _boot(binary("redzone"), config)
+    assert (status, out) == (0, "red zone kept\n"), console[-2000:]
+
+
+def test_only_who_may_load_a_module_starts_a_file_at_cpl0(binary):
+    """uklexec runs at CPL3 on the UKL kernel: its children try as uid 1000
+    and as root without CAP_SYS_MODULE; then root starts /bin/cpl at CPL0."""
+    tools = (("cpl", binary("cpl")),)
+    status, out, console = _boot(binary("uklexec"), "cpl3-on-ukl", 1, tools)
+    lines = out.splitlines()
+    assert "uid 1000: EPERM" in lines, console[-2000:]
+    assert "root without CAP_SYS_MODULE: EPERM" in lines
+    assert "CPL 0" in lines and status == 0         # root's exec ran /bin/cpl at CPL0
+    # The stock kernel knows no such flag.
+    base = _boot(binary("uklexec"), "baseline", 1, tools)[1].splitlines()
+    assert "root: EINVAL" in base
