@@ -43,10 +43,11 @@ def binary(tmp_path_factory):
 
 
 @functools.cache
-def _boot(path: Path, config: str, smp: int = 1, tools: tuple = ()):
+def _boot(path: Path, config: str, smp: int = 1, tools: tuple = (), args: tuple = ()):
     built = api.build(programs.binary(str(path)), config)
     out, err = io.BytesIO(), io.BytesIO()
-    res = api.boot(built, Options(smp=smp, tools=dict(tools)), stdout=out, stderr=err)
+    res = api.boot(built, Options(args=args, smp=smp, tools=dict(tools)), stdout=out,
+                   stderr=err)
     return res.status, out.getvalue().decode(), res.console.read_text(errors="replace")
 
 
@@ -86,11 +87,11 @@ def test_only_who_may_load_a_module_starts_a_file_at_cpl0(binary):
     """uklexec runs at CPL3 on the UKL kernel: its children try as uid 1000
     and as root without CAP_SYS_MODULE; then root starts /bin/cpl at CPL0."""
     tools = (("cpl", binary("cpl")),)
-    status, out, console = _boot(binary("uklexec"), "cpl3-on-ukl", 1, tools)
+    status, out, console = _boot(binary("uklexec"), "cpl3-on-ukl", 1, tools, ("/bin/cpl",))
     lines = out.splitlines()
     assert "uid 1000: EPERM" in lines, console[-2000:]
     assert "root without CAP_SYS_MODULE: EPERM" in lines
     assert "CPL 0" in lines and status == 0         # root's exec ran /bin/cpl at CPL0
     # The stock kernel knows no such flag.
-    base = _boot(binary("uklexec"), "baseline", 1, tools)[1].splitlines()
+    base = _boot(binary("uklexec"), "baseline", 1, tools, ("/bin/cpl",))[1].splitlines()
     assert "root: EINVAL" in base
