@@ -23,6 +23,7 @@ BINARIES = {
     "sysregs": (TEST_PROGRAMS / "sysregs.c", ["-static"]),
     "redzone": (TEST_PROGRAMS / "redzone.c", ["-static"]),
     "uklexec": (TEST_PROGRAMS / "uklexec.c", ["-static"]),
+    "execmark": (TEST_PROGRAMS / "execmark.c", ["-static"]),
 }
 
 
@@ -95,3 +96,12 @@ def test_only_who_may_load_a_module_starts_a_file_at_cpl0(binary):
     # The stock kernel knows no such flag.
     base = _boot(binary("uklexec"), "baseline", 1, tools, ("/bin/cpl",))[1].splitlines()
     assert "root: EINVAL" in base
+
+
+def test_a_second_user_cannot_write_what_the_program_executes(binary):
+    status, out, console = _boot(binary("execmark"), "ukl")
+    assert out.splitlines() == ["file: mapped", "uid 1000 appends: refused",
+                                "unsealed memfd: EACCES", "sealed memfd: mapped"], console[-2000:]
+    base = _boot(binary("execmark"), "baseline")[1].splitlines()
+    assert base == ["file: mapped", "uid 1000 appends: written", "unsealed memfd: mapped",
+                    "sealed memfd: mapped"]
