@@ -97,10 +97,42 @@ def _apply(name: str, tree: Path):
         try:
             run([*GIT, "-C", tree, "am", "-q", "--keep-cr", *series],
                 f"apply {name} series ({len(series)} patches)", f"tree-{name}")
+            _keep_notes(tree, series)
         except UklError:
             subprocess.run([*GIT, "-C", str(tree), "am", "--abort"], capture_output=True)
             raise
     _record(tree)
+
+
+def _notes(patch: Path) -> str:
+    """What a patch says below its first `---`, before its diffstat: our own
+    history, which `git am` leaves out of the commit."""
+    rest = patch.read_text(errors="replace").split("\n---\n", 1)[1:]
+    before_diff = rest[0].split("\ndiff --git", 1)[0] if rest else ""
+    end = before_diff.find("\n---\n")
+    return before_diff[:end].strip("\n") if end > 0 else ""
+
+
+def _keep_notes(tree: Path, series: list[Path]):
+    """Put each patch's notes back at the end of its commit's message, after a
+    `---` line, so that `ukl patches export` writes them where they were."""
+    notes = [_notes(p) for p in series]
+    if not any(notes):
+        return
+    parent = _git(tree, "rev-parse", "upstream").strip()
+    for commit, note in zip(_git(tree, "rev-list", "--reverse", "upstream..HEAD").split(), notes):
+        name, email, date, body = _git(tree, "log", "-1", "--format=%an%n%ae%n%aD%n%B",
+                                       commit).split("\n", 3)
+        message = body.rstrip("\n") + (f"\n---\n{note}\n" if note else "\n")
+        env = {**os.environ, "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+               "GIT_AUTHOR_DATE": date}
+        res = subprocess.run([*GIT, "-C", str(tree), "commit-tree", f"{commit}^{{tree}}",
+                              "-p", parent], input=message, text=True, env=env,
+                             capture_output=True)
+        if res.returncode:
+            raise UklError(f"cannot keep the notes of {commit} in {tree}: {res.stderr.strip()}")
+        parent = res.stdout.strip()
+    _git(tree, "update-ref", "HEAD", parent)
 
 
 def tree(name: str) -> Path:
