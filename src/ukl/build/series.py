@@ -121,14 +121,12 @@ def _keep_notes(tree: Path, series: list[Path]):
         return
     parent = _git(tree, "rev-parse", "upstream").strip()
     for commit, note in zip(_git(tree, "rev-list", "--reverse", "upstream..HEAD").split(), notes):
-        name, email, date, body = _git(tree, "log", "-1", "--format=%an%n%ae%n%aD%n%B",
-                                       commit).split("\n", 3)
+        headers, body = _git(tree, "cat-file", "commit", commit).split("\n\n", 1)
+        kept = [h for h in headers.splitlines() if h.startswith(("tree ", "author ", "committer "))]
         message = body.rstrip("\n") + (f"\n---\n{note}\n" if note else "\n")
-        env = {**os.environ, "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
-               "GIT_AUTHOR_DATE": date}
-        res = subprocess.run([*GIT, "-C", str(tree), "commit-tree", f"{commit}^{{tree}}",
-                              "-p", parent], input=message, text=True, env=env,
-                             capture_output=True)
+        raw = "\n".join([kept[0], f"parent {parent}", *kept[1:]]) + "\n\n" + message
+        res = subprocess.run([*GIT, "-C", str(tree), "hash-object", "-t", "commit", "-w",
+                              "--stdin"], input=raw, text=True, capture_output=True)
         if res.returncode:
             raise UklError(f"cannot keep the notes of {commit} in {tree}: {res.stderr.strip()}")
         parent = res.stdout.strip()
