@@ -79,10 +79,7 @@ def _parser() -> Parser:
                    help="run as an ordinary static musl binary on the stock-Linux baseline "
                    "(--config baseline)")
     r.add_argument("--config", default="ukl", help=CONFIG_HELP)
-    r.add_argument("--binary", action="store_true",
-                   help="PROGRAM is an executable of this host (any x86-64 ELF, static or "
-                        "dynamic), run unmodified: at CPL0 under a UKL configuration, with "
-                        "its interpreter and libraries copied into the guest")
+    _binary_option(r)
     r.add_argument("--timeout", type=_seconds, default=None,
                    help=f"seconds before the guest is killed (default {api.DEFAULT_TIMEOUT:g}, "
                         "none with --gdb)")
@@ -97,6 +94,7 @@ def _parser() -> Parser:
     o.add_argument("program", help=PROGRAM_HELP)
     o.add_argument("--config", default="ukl", help=CONFIG_HELP)
     o.add_argument("--baseline", action="store_true", help="same as --config baseline")
+    _binary_option(o)
     add_options(o, "oci")
     o.add_argument("-o", dest="dest", type=Path, required=True, metavar="DIR|FILE.tar",
                    help="an image layout directory (new or empty), or a tar of one")
@@ -106,6 +104,7 @@ def _parser() -> Parser:
     im.add_argument("program", help=PROGRAM_HELP)
     im.add_argument("--config", default="ukl", help=CONFIG_HELP)
     im.add_argument("--baseline", action="store_true", help="same as --config baseline")
+    _binary_option(im)
     im.add_argument("-o", dest="dest", type=Path, required=True, metavar="FILE",
                     help="the image to write")
     im.add_argument("--format", default="raw", metavar="FORMAT",
@@ -236,6 +235,17 @@ def _patches(action: str, component: str, bisect_flavor: str | None = None):
             bisect.check(bisect_flavor)
 
 
+def _binary_option(parser: argparse.ArgumentParser):
+    parser.add_argument("--binary", action="store_true",
+                        help="PROGRAM is an executable of this host (any x86-64 ELF, static or "
+                             "dynamic), run unmodified: at CPL0 under a UKL configuration, "
+                             "with its interpreter and libraries copied into the guest")
+
+
+def _program(args) -> "str | programs.Program":
+    return programs.binary(args.program) if args.binary else args.program
+
+
 def _config(args) -> configs.Config:
     """--baseline is shorthand for --config baseline."""
     if args.baseline and args.config not in ("ukl", "baseline"):
@@ -247,7 +257,7 @@ def _run(args, prog_args):
     opts = features.from_args(args, "run", args=tuple(prog_args), timeout=args.timeout)
     config = _config(args)
     opts = api.validate(opts, config, bind=not args.dry_run)     # before a long build
-    built = api.build(programs.binary(args.program) if args.binary else args.program, config)
+    built = api.build(_program(args), config)
     if args.gdb:
         script = features.gdb.script(built, api.run_dir(built), args.gdb_port)
         print(f"ukl: the guest waits for gdb on 127.0.0.1:{args.gdb_port}; attach with:\n"
@@ -331,13 +341,13 @@ def main(argv=None):
             _run(args, prog_args)
         elif args.command == "image":
             opts = features.from_args(args, "image", args=tuple(prog_args))
-            for path in deploy.image(args.program, _config(args), opts, args.dest, args.format,
+            for path in deploy.image(_program(args), _config(args), opts, args.dest, args.format,
                                      args.ip, args.on_exit):
                 print(path)
         elif args.command == "boot":
             sys.exit(_boot(args))
         elif args.command == "oci":
-            print(oci.build(args.program, _config(args), args.dest,
+            print(oci.build(_program(args), _config(args), args.dest,
                             features.from_args(args, "oci", args=tuple(prog_args))))
         elif args.command in ("bench", "profile", "selftests", "fuzz", "soak", "suite"):
             split = lambda v: [x for x in v.split(",") if x]

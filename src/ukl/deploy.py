@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from . import api, configs
-from .build import kernel
+from .build import kernel, programs
 from .errors import UklError
 from .guest import console, disk, image as initramfs, net, qemu
 from .guest.features import data
@@ -133,7 +133,7 @@ def check_dest(dest: Path, fmt: str):
         raise UklError(f"-o {dest}: is a directory")
 
 
-def image(program: str, config: str, opts, dest: Path, fmt: str = "raw",
+def image(program: "str | programs.Program", config: str, opts, dest: Path, fmt: str = "raw",
           ip: str | None = None, on_exit: str = "poweroff") -> list[Path]:
     """Write PROGRAM under CONFIG, booted with OPTS, as DEST (and its data disk
     with opts.data); the files written.  Nothing is left unless all are."""
@@ -150,7 +150,9 @@ def image(program: str, config: str, opts, dest: Path, fmt: str = "raw",
         guest.hook("exit", "99-deploy", EXIT)
         initrd = initramfs.build(work, guest)
         (work / "bootconfig").write_text(bootconfig(kernel_args(guest.kernel_args, on_exit, ip)))
-        app = built.kernel.parent / "app-image.o" if built.config.ukl else None
+        # A file started at CPL0 (--binary) runs on the kernel as it is built.
+        linked = built.config.ukl and built.program.kind != "binary"
+        app = built.kernel.parent / "app-image.o" if linked else None
         efi = kernel.efi(built.config.kernel, app, initrd, work / "bootconfig",
                          work / "BOOTX64.EFI")
         written = []

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from . import api
+from .build import programs
 from .errors import UklError
 
 KERNEL, INITRD, INIT = ".boot/kernel", ".boot/initrd", "/init"
@@ -99,7 +100,7 @@ def _check_dest(dest: Path):
         raise UklError(f"-o {dest}: {dest.parent} is not a directory")
 
 
-def build(program: str, config: str, dest: Path, opts=None) -> Path:
+def build(program: "str | programs.Program", config: str, dest: Path, opts=None) -> Path:
     """Write the image of PROGRAM under CONFIG, booted with OPTS (the
     program's arguments, its user and variables), to DEST: an image layout
     directory, or a tar of one if DEST ends in .tar.  Nothing is left at

@@ -5,14 +5,17 @@ Linux."""
 import functools
 import io
 import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
 
-from ukl import api, configs
+from ukl import api, configs, oci
 from ukl.build import libc, programs
+from ukl.guest import image as guest_image
 from ukl.guest.features import Options
 from ukl.layout import EXAMPLES, TEST_PROGRAMS
+from uklcli import UKL
 
 # (name, source, compiler flags); "musl" builds with the baseline's musl-gcc
 BINARIES = {
@@ -105,3 +108,41 @@ def test_a_second_user_cannot_write_what_the_program_executes(binary):
     base = _boot(binary("execmark"), "baseline")[1].splitlines()
     assert base == ["file: mapped", "uid 1000 appends: written", "unsealed memfd: mapped",
                     "sealed memfd: mapped"]
+
+
+def test_an_image_of_a_binary_boots_it_at_cpl0(binary, tmp_path):
+    """`ukl image --binary`: the kernel as built, no program linked in; the
+    file, its libraries and ukl-exec in the image's initramfs."""
+    dest = tmp_path / "cpl.img"
+    made = subprocess.run([*UKL, "image", "--binary", str(binary("cpl")), "--config",
+                           "ukl-ret-byp", "-o", str(dest)], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr[-2000:]
+    res = subprocess.run([*UKL, "boot", str(dest), "--timeout", "300"], capture_output=True,
+                         text=True, timeout=400)
+    console = res.stdout.replace("\r\n", "\n")
+    assert "CPL 0\n" in console, console[-2000:]
+    assert res.returncode == 0, res.stderr[-2000:]
+
+
+def test_an_oci_image_of_a_binary_starts_it_at_cpl0_as_urunc_boots_it(binary, tmp_path):
+    dest = tmp_path / "cpl.tar"
+    made = subprocess.run([*UKL, "oci", "--binary", str(binary("cpl")), "--config",
+                           "ukl-ret-byp", "-o", str(dest)], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr[-2000:]
+    with tarfile.open(dest) as t:
+        t.extractall(tmp_path / "layout")
+    _, config, files = oci.read_layout(tmp_path / "layout")
+    assert {"app/cpl", "bin/ukl-exec"} <= set(guest_image.read(files[oci.INITRD]))
+    (tmp_path / "kernel").write_bytes(files[".boot/kernel"])
+    (tmp_path / "initrd").write_bytes(files[".boot/initrd"])
+    cmdline = oci.urunc_cmdline(config["config"]["Env"], "10.0.2.15", "10.0.2.2",
+                                "255.255.255.0")
+    # urunc's QEMU command (test_oci.py), without its NIC
+    res = subprocess.run(["qemu-system-x86_64", "-m", "256M", "-cpu", "max", "-nographic",
+                          "-vga", "none", "-kernel", str(tmp_path / "kernel"), "-initrd",
+                          str(tmp_path / "initrd"), "-no-reboot", "-serial", "stdio",
+                          "-nodefaults", "-append", cmdline], stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=400)
+    console = res.stdout.replace("\r\n", "\n")
+    assert "CPL 0\n" in console, console[-2000:]
+    assert "ukl: /app/cpl exited with status 0" in console, console[-2000:]
