@@ -4,6 +4,8 @@ with no relink, and each gives what the same file gives at CPL3 on stock
 Linux."""
 import functools
 import io
+import re
+import shutil
 import subprocess
 import tarfile
 from pathlib import Path
@@ -103,11 +105,42 @@ def test_only_who_may_load_a_module_starts_a_file_at_cpl0(binary):
 
 def test_a_second_user_cannot_write_what_the_program_executes(binary):
     status, out, console = _boot(binary("execmark"), "ukl")
-    assert out.splitlines() == ["file: mapped", "uid 1000 appends: refused",
+    assert out.splitlines() == ["mode 0666: EACCES", "uid 1000's: EACCES", "root's 0644: mapped",
+                                "root without CAP_SYS_MODULE appends: refused",
                                 "unsealed memfd: EACCES", "sealed memfd: mapped"], console[-2000:]
+    assert "ukl: /tmp/ukl-lib refused as CPL0 code: writable by group or others" in console
     base = _boot(binary("execmark"), "baseline")[1].splitlines()
-    assert base == ["file: mapped", "uid 1000 appends: written", "unsealed memfd: mapped",
-                    "sealed memfd: mapped"]
+    assert base == ["mode 0666: mapped", "uid 1000's: mapped", "root's 0644: mapped",
+                    "root without CAP_SYS_MODULE appends: written",
+                    "unsealed memfd: mapped", "sealed memfd: mapped"]
+
+
+@pytest.mark.parametrize("where", ["volume", "group-writable"])
+def test_a_file_another_party_may_change_is_not_started_at_cpl0(binary, tmp_path, where):
+    """Root starts a file at CPL0 from a virtiofs volume, whose host may
+    change it, or with mode 0775: refused (uklexec, at CPL3 on the UKL
+    kernel).  The same file from the initramfs starts: see
+    test_only_who_may_load_a_module_starts_a_file_at_cpl0."""
+    shutil.copy(binary("cpl"), tmp_path / "cpl")
+    if where == "volume":
+        volume, target = f"{tmp_path}:/vol", "/vol/cpl"
+    else:
+        (tmp_path / "cpl").chmod(0o775)
+        volume, target = f"{tmp_path / 'cpl'}:/bin/cplw", "/bin/cplw"
+    res = subprocess.run([*UKL, "run", "--binary", str(binary("uklexec")), "--config",
+                          "cpl3-on-ukl", "-v", volume, "--", target],
+                         capture_output=True, text=True, timeout=600)
+    assert "root: Permission denied" in res.stdout.splitlines(), res.stderr[-2000:]
+    why = "on a filesystem another machine" if where == "volume" else "writable by group"
+    assert f"ukl: {target} refused as CPL0 code: {why}" in res.stderr, res.stderr[-2000:]
+
+
+def test_ukl_run_names_the_file_it_started_at_cpl0(binary):
+    res = subprocess.run([*UKL, "run", "--binary", str(binary("cpl")), "--config",
+                          "ukl-ret-byp"], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert re.search(r"^ukl: the kernel says: ukl: cpl\[\d+\] runs /app/cpl at CPL0 "
+                     r"\(ukl=byp,ret\)$", res.stderr, re.M), res.stderr[-2000:]
 
 
 def test_an_image_of_a_binary_boots_it_at_cpl0(binary, tmp_path):
