@@ -132,7 +132,8 @@ TOOLS = {"exec/execveat": {"bash": lambda: recipes.binary(recipes.load("bash"),
                                                            configs.get("baseline"))}}
 # What CI runs under ukl-ret-byp at 2 CPUs (tests/boot/test_selftests.py): the
 # x86 entry tests that build for UKL and pass on stock Linux under QEMU, and a
-# few of the others.  sysret_ss_attrs is left out: stock Linux panics on it
+# few of the others (fewer since CI neared its time limit: the full run has
+# them all).  sysret_ss_attrs is left out: stock Linux panics on it
 # under TCG (docs/design.md, "What Linux's own tests see"); futex_wait too:
 # its waiter gives up after 30 ms, which stock Linux missed once under TCG
 # on a host busy with another guest; syscall_numbering_64 too: its 701
@@ -142,9 +143,8 @@ CI_TESTS = ["x86/ukl_64", "x86/single_step_syscall_64", "x86/syscall_nt_64", "x8
             "x86/sigtrap_loop_64", "x86/sigaltstack_64",
             "x86/corrupt_xstate_header_64", "ptrace/get_syscall_info", "ptrace/peeksiginfo",
             "ptrace/get_set_sud", "breakpoints/breakpoint_test", "rseq/basic_test",
-            "clone3/clone3_clear_sighand", "clone3/clone3",
-            "pidfd/pidfd_setns_test", "exec/non-regular", "mqueue/mq_open_tests",
-            "x86/nx_stack_64", "breakpoints/step_after_suspend_test", "exec/execveat",
+            "clone3/clone3", "pidfd/pidfd_setns_test", "x86/nx_stack_64",
+            "breakpoints/step_after_suspend_test", "exec/execveat",
             "x86/ptrace_syscall_64", "sigaltstack/sas"]
 DEFAULT_CONFIGS = ["cpl3-on-ukl", *configs.SPECTRUM]
 
