@@ -29,6 +29,7 @@ BINARIES = {
     "redzone": (TEST_PROGRAMS / "redzone.c", ["-static"]),
     "uklexec": (TEST_PROGRAMS / "uklexec.c", ["-static"]),
     "execmark": (TEST_PROGRAMS / "execmark.c", ["-static"]),
+    "uprobed": (TEST_PROGRAMS / "uprobed.c", ["-static"]),
 }
 
 
@@ -179,3 +180,35 @@ def test_an_oci_image_of_a_binary_starts_it_at_cpl0_as_urunc_boots_it(binary, tm
     console = res.stdout.replace("\r\n", "\n")
     assert "CPL 0\n" in console, console[-2000:]
     assert "ukl: /app/cpl exited with status 0" in console, console[-2000:]
+
+
+def _file_offset(path: Path, symbol: str) -> int:
+    """Where SYMBOL's code is in the file PATH, as uprobe_events wants it."""
+    nm = subprocess.run(["nm", str(path)], capture_output=True, text=True, check=True).stdout
+    addr = int(next(line.split()[0] for line in nm.splitlines() if line.endswith(f" {symbol}")), 16)
+    segments = subprocess.run(["readelf", "-lW", str(path)], capture_output=True, text=True,
+                              check=True).stdout
+    for line in segments.splitlines():
+        fields = line.split()
+        if fields[:1] == ["LOAD"]:
+            offset, vaddr, size = (int(f, 16) for f in (fields[1], fields[2], fields[4]))
+            if vaddr <= addr < vaddr + size:
+                return addr - vaddr + offset
+    raise AssertionError(f"{symbol} is in no segment of {path}")
+
+
+def test_a_uprobe_does_not_fire_in_a_ukl_process(binary):
+    """A uprobe on the file: its int3 at CPL0 would be a kernel breakpoint."""
+    path = binary("uprobed")
+    tracing = "/sys/kernel/tracing"
+    prepare = (f"mount -t tracefs nodev {tracing} 2>/dev/null; "
+               f"echo 'p:ukltest /app/uprobed:{_file_offset(path, 'probed'):#x}' "
+               f">{tracing}/uprobe_events && echo 1 >{tracing}/events/uprobes/ukltest/enable")
+
+    def run(config):
+        out = io.BytesIO()
+        res = api.boot(api.build(programs.binary(str(path)), config), Options(prepare=prepare),
+                       stdout=out, stderr=io.BytesIO())
+        return res.status, out.getvalue().decode()
+    assert run("baseline") == (0, "sum 9\nukltest hits: 3\n")
+    assert run("ukl") == (0, "sum 9\nukltest hits: 0\n")
