@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ukl import api, configs, oci
+from ukl import api, configs, oci, symbols
 from ukl.build import libc, programs
 from ukl.guest import image as guest_image
 from ukl.guest.features import Options
@@ -184,8 +184,7 @@ def test_an_oci_image_of_a_binary_starts_it_at_cpl0_as_urunc_boots_it(binary, tm
 
 def _file_offset(path: Path, symbol: str) -> int:
     """Where SYMBOL's code is in the file PATH, as uprobe_events wants it."""
-    nm = subprocess.run(["nm", str(path)], capture_output=True, text=True, check=True).stdout
-    addr = int(next(line.split()[0] for line in nm.splitlines() if line.endswith(f" {symbol}")), 16)
+    addr = {name: addr for addr, name in symbols.nm(path)}[symbol]
     segments = subprocess.run(["readelf", "-lW", str(path)], capture_output=True, text=True,
                               check=True).stdout
     for line in segments.splitlines():
