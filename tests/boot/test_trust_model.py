@@ -10,6 +10,7 @@ import re
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -224,6 +225,19 @@ def test_on_linux_cap_bpf_and_cap_perfmon_choose_its_results(runs):
     run = runs("bpfoverride", "baseline", smp=2)
     assert run.stdout == ("BPF_PROG_LOAD: ok\nattach: ok\n"
                           "getppid(): 0xffffffff81000000, the intruder's\n")
+
+
+@pytest.mark.parametrize("config", ["baseline", "ukl", "ukl-ret-byp"])
+def test_a_controller_counts_its_system_calls_with_debians_bpftrace(config):
+    # The supported path: root with CAP_SYS_MODULE (here the program's own
+    # child) traces a UKL program with BPF as it traces any process.
+    opts = api.Options(smp=2, memory_mb=1024, timeout=600,
+                       volumes=[Volume(Path("/usr"), "/usr", "ro")])
+    out, err = io.BytesIO(), io.BytesIO()
+    res = api.boot(api.build("bpftraced", config), opts, stdout=out, stderr=err)
+    assert out.getvalue().decode() == "bpftrace counted 1000 of 1000 getppid() calls\n", \
+        err.getvalue().decode()[-3000:]
+    assert res.status == 0
 
 
 @pytest.mark.parametrize("config", ["ukl", "ukl-ret-byp"])
