@@ -11,7 +11,7 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommen
 	g++ cmake ninja-build \
 	autoconf automake libtool patch redis-tools curl wrk gdb linux-libc-dev tcl \
 	containerd postgresql-client-15 \
-	ovmf mtools fdisk qemu-utils e2fsprogs bpftrace
+	ovmf mtools fdisk qemu-utils e2fsprogs bpftrace golang-go
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q -e '.[test,bench]'
