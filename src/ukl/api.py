@@ -133,7 +133,8 @@ def spec(built: Built, opts: Options, work: Path, one_console=False) -> GuestSpe
     prog = built.program
     guest = GuestSpec(built.name, built.binary, list(opts.args or prog.args), built.kernel, work,
                       env=dict(image.GUEST_ENV), tools=dict(opts.tools),
-                      files=list(built.files), dirs=list(prog.dirs), one_console=one_console)
+                      files=list(built.files), dirs=list(prog.dirs), one_console=one_console,
+                      config=built.config.name)
     features.contribute(guest, built, opts)
     return guest
 

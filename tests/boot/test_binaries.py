@@ -150,8 +150,8 @@ def test_ukl_run_names_the_file_it_started_at_cpl0(binary):
     res = subprocess.run([*UKL, "run", "--binary", str(binary("cpl")), "--config",
                           "ukl-ret-byp"], capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
-    assert re.search(r"^ukl: the kernel says: ukl: cpl\[\d+\] runs /app/cpl at CPL0 "
-                     r"\(ukl=byp,ret\)$", res.stderr, re.M), res.stderr[-2000:]
+    assert re.search(r"^ukl: the kernel says under ukl-ret-byp: ukl: cpl\[\d+\] runs /app/cpl "
+                     r"at CPL0 \(ukl=byp,ret\)$", res.stderr, re.M), res.stderr[-2000:]
 
 
 def test_an_image_of_a_binary_boots_it_at_cpl0(binary, tmp_path):

@@ -33,8 +33,9 @@ FAILURE_PATTERNS = [r"Kernel panic", r"Oops:", r"\bBUG:", r"general protection f
                     r"^rcu: INFO: rcu_\w+ (self-)?detected stalls?"]
 TAIL_LINES = 25
 # Kernel console lines that `ukl run` repeats on the terminal as they come.
+STARTED = re.compile(r"ukl: \S+ runs \S+ at CPL0")
 NOTICE_PATTERNS = [r"ukl: unknown option", r"ukl: option \S+ is not built in",
-                   r"ukl: \S+ runs \S+ at CPL0", r"ukl: \S+ refused as CPL0 code"]
+                   STARTED.pattern, r"ukl: \S+ refused as CPL0 code"]
 _TIMESTAMP_RE = re.compile(r"^\[ *\d+\.\d+\] ")
 
 

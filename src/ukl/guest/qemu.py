@@ -124,17 +124,19 @@ class Pump:
 
 class _Notices:
     """A sink for the console's pump: repeats on stderr, as they come, the
-    kernel lines a user must see."""
+    kernel lines a user must see, naming CONFIG where one says what runs
+    at CPL0."""
 
-    def __init__(self):
-        self.partial = b""
+    def __init__(self, config: str):
+        self.partial, self.config = b"", config
 
     def write(self, data: bytes):
         *lines, self.partial = (self.partial + data).split(b"\n")
         for line in lines:
             text = console.notice(line.decode(errors="replace"))
             if text:
-                print(f"ukl: the kernel says: {text}", file=sys.stderr, flush=True)
+                where = f" under {self.config}" if console.STARTED.search(text) else ""
+                print(f"ukl: the kernel says{where}: {text}", file=sys.stderr, flush=True)
 
     def flush(self):
         pass
@@ -231,7 +233,7 @@ def boot(m: Machine, timeout: float, stdout=None, stderr=None, on_ready=None,
     (m.workdir / "qemu.cmd").write_text(shlex.join(m.argv()) + "\n")
     pumps = [Pump(m.serial(console.STDOUT), stdout), Pump(m.serial(console.STDERR), stderr),
              _Readiness(m.serial(console.STATUS), [on_ready, m.relay and m.relay.open]),
-             Pump(m.serial(console.CONSOLE), _Notices())]
+             Pump(m.serial(console.CONSOLE), _Notices(m.spec.config))]
     stopped = timed_out = False
     try:
         with daemons.running(m.spec.daemons), open(m.workdir / "qemu.log", "wb") as qlog:

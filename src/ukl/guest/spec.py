@@ -36,6 +36,7 @@ class GuestSpec:
     wrappers: list = field(default_factory=list)        # commands the program runs under,
     inner_wrappers: list = field(default_factory=list)  # outside and inside `env -i`
     one_console: bool = False      # a machine with one serial port (as urunc starts it)
+    config: str = ""               # the configuration's name, for what `ukl run` says
     # The machine.
     kernel_args: list[str] = field(default_factory=list)
     devices: list[str] = field(default_factory=list)    # QEMU arguments
