@@ -15,7 +15,10 @@ from ukl import api, configs, symbols
 from ukl.build import cc, kernel, programs
 from ukl.errors import UklError
 from ukl.measure import bench, profile
+from ukl.layout import EXAMPLES
 from ukl.proc import capture
+
+from uklcli import UKL
 
 pytestmark = pytest.mark.skipif(
     configs.ukl_kernel() != "ukl-mitigated",
@@ -181,3 +184,18 @@ def test_probes_on_the_thunks_the_program_runs_are_refused(runs, config):
     run = runs("kprobe", config, args=("thunks",))
     assert run.stdout == "".join(f"kprobe on {t}: Invalid argument\n" for t in THUNKS)
     assert run.status == 0
+
+
+def test_a_binary_runs_at_cpl0_here_only_if_the_administrator_accepts_it(tmp_path):
+    # An unmodified binary has none of the kernel's thunks, which this
+    # kernel's mitigations rely on (retpolines under TCG).
+    exe = tmp_path / "cpl"
+    subprocess.run(["gcc", "-O2", "-static", str(EXAMPLES / "cpl.c"), "-o", str(exe)], check=True)
+    run = [*UKL, "run", "--binary", str(exe), "--config", "ukl-ret-byp"]
+    refused = subprocess.run(run, capture_output=True, text=True, timeout=600)
+    assert refused.returncode != 0 and "CPL 0" not in refused.stdout
+    assert re.search(r"ukl: /app/cpl refused as CPL0 code: this CPU's mitigations need "
+                     r"(indirect branch|return) thunks", refused.stderr), refused.stderr[-2000:]
+    accepted = subprocess.run([*run, "--kernel-arg", "ukl_unmitigated_binaries=1"],
+                              capture_output=True, text=True, timeout=600)
+    assert "CPL 0\n" in accepted.stdout and accepted.returncode == 0, accepted.stderr[-2000:]
