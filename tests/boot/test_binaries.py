@@ -243,8 +243,7 @@ def test_a_static_go_server_serves_load_at_cpl0(tmp_path, config):
     clients' 400 requests under ukl-ret-byp, at CPL0, as on Linux."""
     exe = tmp_path / "goserver"
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CGO_ENABLED": "0",
-           "GOCACHE": str(OUT / "go-cache"), "GOPATH": str(tmp_path / "gopath"),
-           "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"}
+           "GOCACHE": str(OUT / "go-cache"), "GOPATH": str(tmp_path / "gopath")}
     subprocess.run([str(GO), "build", "-trimpath", "-o", str(exe), "."], check=True, env=env,
                    cwd=TEST_PROGRAMS / "goserver", timeout=900)
     port = net.free_port()
