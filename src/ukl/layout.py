@@ -4,6 +4,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(os.environ.get("UKL_OUT", ROOT / "out"))
+# What outlives out/ and is shared by every clone: the compiler cache and app
+# builds, each kept under the key of everything it was built from.
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ukl"
 
 PINS = ROOT / "pins.toml"
 EXAMPLES = ROOT / "examples"

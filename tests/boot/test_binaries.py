@@ -18,7 +18,7 @@ from ukl import api, configs, oci, symbols
 from ukl.build import libc, programs
 from ukl.guest import image as guest_image, net
 from ukl.guest.features import Options
-from ukl.layout import EXAMPLES, OUT, TEST_PROGRAMS
+from ukl.layout import CACHE, EXAMPLES, TEST_PROGRAMS
 from uklcli import UKL
 
 # (name, source, compiler flags); "musl" builds with the baseline's musl-gcc
@@ -243,7 +243,7 @@ def test_a_static_go_server_serves_load_at_cpl0(tmp_path, config):
     clients' 400 requests under ukl-ret-byp, at CPL0, as on Linux."""
     exe = tmp_path / "goserver"
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CGO_ENABLED": "0",
-           "GOCACHE": str(OUT / "go-cache"), "GOPATH": str(tmp_path / "gopath")}
+           "GOCACHE": str(CACHE / "go-build"), "GOPATH": str(tmp_path / "gopath")}
     subprocess.run([str(GO), "build", "-trimpath", "-o", str(exe), "."], check=True, env=env,
                    cwd=TEST_PROGRAMS / "goserver", timeout=900)
     port = net.free_port()

@@ -1,11 +1,11 @@
-"""Linked images are stamped steps: superseded ones are reclaimed unless a
+"""Linked images and app builds are stamped steps: superseded ones are reclaimed unless a
 process holds them (the boot tier links real ones)."""
 import json
 import os
 import subprocess
 import sys
 
-from ukl.build import kernel, steps
+from ukl.build import kernel, recipes, steps
 
 
 def _image(root, name, stem, ident):
@@ -48,3 +48,19 @@ def test_only_the_newest_images_are_kept(tmp_path, monkeypatch):
         os.utime(image / steps.STAMP, (n, n))
     kernel._prune_images(images[0], "p0", "ukl", "k")
     assert [i.exists() for i in images] == [True, False, True, True]
+
+
+def test_app_builds_beyond_the_newest_two_of_a_recipe_go_unless_held(tmp_path):
+    """App builds are shared by clones under the cache: a recipe's older
+    builds go, not another recipe's whose name starts with it, nor one held."""
+    def build(name, used):
+        path = tmp_path / f"{name}-{used:016x}"
+        path.mkdir()
+        steps.mark(path, "k")
+        os.utime(path / steps.STAMP, (used, used))
+        return path
+    redis = [build("redis", used) for used in (1, 2, 3, 4)]
+    shortcut = build("redis-shortcut", 0)
+    steps.hold(redis[0])
+    recipes._prune(tmp_path, "redis")
+    assert [b.exists() for b in redis] == [True, False, True, True] and shortcut.exists()

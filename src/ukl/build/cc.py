@@ -14,7 +14,7 @@ import sysconfig
 from pathlib import Path
 
 from ..errors import UklError
-from ..layout import OUT
+from ..layout import CACHE, OUT
 from ..proc import capture, first_error
 
 # The bounds of .eh_frame that the bare-metal libunwind scans, for C++.
@@ -49,8 +49,7 @@ def ccache_env() -> dict:
     """The compiler cache outlives out/ (and a fresh clone): a kernel or app
     built again from the same sources, in a clone anywhere, is mostly cache
     hits.  The UKL assembler (gcc -B) is hashed with each compile."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ukl" / "ccache"
-    return {"CCACHE_DIR": str(cache), "CCACHE_NOHASHDIR": "true",
+    return {"CCACHE_DIR": str(CACHE / "ccache"), "CCACHE_NOHASHDIR": "true",
             "CCACHE_BASEDIR": str(OUT), "CCACHE_MAXSIZE": "5G",
             "CCACHE_EXTRAFILES": str(TOOLCHAIN / "as")}
 

@@ -1,5 +1,4 @@
 """Configure and build the kernel, and relink it around an application."""
-import fcntl
 import hashlib
 import json
 import os
@@ -244,7 +243,6 @@ def _image_object(app_object: Path, exe: Path, resolved: dict[str, int], obj: Pa
 # few, after an hour.
 KEEP_IMAGES = 16
 KEEP_OLD_IMAGES, KEEP_OLD_SECONDS = 8, 3600
-_in_use: dict[Path, object] = {}        # image directory -> its open, locked in-use file
 
 
 def _config_key(flavor: str) -> str:
@@ -264,27 +262,6 @@ def identity(flavor: str) -> str | None:
                         capture(["gcc", "--version"]))
 
 
-def _hold(image: Path):
-    """This process uses IMAGE until it exits: no one reclaims it meanwhile."""
-    if image not in _in_use:
-        f = open(image.parent / f".{image.name}.in-use", "w")
-        fcntl.flock(f, fcntl.LOCK_SH)
-        _in_use[image] = f
-
-
-def _reclaim(image: Path) -> bool:
-    """Remove IMAGE unless a process holds it; whether it was removed."""
-    lock = image.parent / f".{image.name}.in-use"
-    with open(lock, "w") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        # The lock files stay: a process waiting on one must find the same file.
-        shutil.rmtree(image, ignore_errors=True)
-    return True
-
-
 def _prune_images(keep: Path, stem: str, flavor: str, ident: str):
     """Reclaim the images KEEP supersedes (the same program's, and any linked
     into an older build of this flavor's kernel) and those beyond the newest
@@ -293,7 +270,7 @@ def _prune_images(keep: Path, stem: str, flavor: str, ident: str):
                      key=lambda p: (p / steps.STAMP).stat().st_mtime, reverse=True)
     for image in stamped[KEEP_IMAGES:]:
         if image != keep:
-            _reclaim(image)
+            steps.reclaim(image)
     for image in (p for p in IMAGES.iterdir() if p.is_dir() and p != keep):
         linked = steps.recorded(image)
         if linked is None:
@@ -305,7 +282,7 @@ def _prune_images(keep: Path, stem: str, flavor: str, ident: str):
             continue
         if info.get("flavor") == flavor and (info.get("stem") == stem
                                              or info.get("kernel") != ident):
-            _reclaim(image)
+            steps.reclaim(image)
     old = sorted((p for p in IMAGES.iterdir() if p.is_dir() and steps.recorded(p) is None
                   and not (p / "linked.json").exists()),
                  key=lambda p: p.stat().st_mtime, reverse=True)
@@ -332,7 +309,7 @@ def link(app_object: Path, name: str, flavor: str) -> Path:
                        Path(relocs.__file__).read_text())
     dest = IMAGES / f"{stem}-{key[:16]}"
     IMAGES.mkdir(parents=True, exist_ok=True)
-    _hold(dest)
+    steps.hold(dest)
 
     def make(dest: Path):
         build(flavor)

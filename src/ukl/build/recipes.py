@@ -53,7 +53,7 @@ from pathlib import Path
 from . import cc, fetch, libc, steps
 from ..configs import Config
 from ..errors import UklError
-from ..layout import APPS, LOGS, OUT
+from ..layout import APPS, CACHE, LOGS
 from ..proc import run
 
 # What ukl-cc is made of: a change to any of them rebuilds every recipe.
@@ -75,7 +75,13 @@ BENCH_CLIENTS = {
 }
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")        # a variable name in env
 SIGNALS = {s.name.removeprefix("SIG") for s in signal.Signals}
-BUILD_ROOT = OUT / "apps"
+# App builds are shared by every clone: <variant>/<name>-<key>/ under the
+# cache, the key being everything the build depends on (_key), and its absolute
+# paths (the prefix, the tree) the same wherever it is used from.  A build in
+# use is held until its process exits; beyond the newest KEEP_APP_BUILDS of a
+# recipe, unheld ones are reclaimed.
+BUILD_ROOT = CACHE / "apps"
+KEEP_APP_BUILDS = 2
 LOG_TAIL = 15
 
 
@@ -320,9 +326,23 @@ def build(recipe: Recipe, config: Config) -> Path:
     for libc_kind in libc.KINDS:          # ukl-cc links with both
         libc.build(libc.of_kind(config, libc_kind))
     deps = {d: build(load(d), config) / "prefix" for d in recipe.depends}
-    dest = BUILD_ROOT / libc.variant(config) / recipe.name
-    return steps.stamped(dest, _key(recipe, config, {d: p.parent for d, p in deps.items()}),
-                         lambda d: _run_steps(recipe, config, d, deps))
+    key = _key(recipe, config, {d: p.parent for d, p in deps.items()})
+    dest = BUILD_ROOT / libc.variant(config) / f"{recipe.name}-{key[:16]}"
+    steps.hold(dest)
+    steps.stamped(dest, key, lambda d: _run_steps(recipe, config, d, deps))
+    (dest / steps.STAMP).touch()
+    _prune(dest.parent, recipe.name)
+    return dest
+
+
+def _prune(root: Path, name: str):
+    """Reclaim NAME's builds beyond the newest KEEP_APP_BUILDS used, unless held."""
+    mine = re.compile(re.escape(name) + r"-[0-9a-f]{16}")
+    builds = sorted((p for p in root.iterdir() if p.is_dir() and mine.fullmatch(p.name)),
+                    key=lambda p: (p / steps.STAMP).stat().st_mtime
+                    if (p / steps.STAMP).exists() else 0, reverse=True)
+    for old in builds[KEEP_APP_BUILDS:]:
+        steps.reclaim(old)
 
 
 def binary(recipe: Recipe, config: Config) -> Path:

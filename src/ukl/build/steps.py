@@ -17,6 +17,7 @@ from typing import Callable
 
 STAMP = ".ukl-step"
 _held = threading.local()           # locks this thread holds, with their depth
+_in_use: dict[Path, object] = {}    # directory -> its open, shared-locked in-use file
 
 
 def key_of(*parts) -> str:
@@ -78,3 +79,24 @@ def stamped(dest: Path, key: str, build: Callable[[Path], None], clean: bool = T
         build(dest)
         mark(dest, key)
     return dest
+
+
+def hold(dest: Path):
+    """This process uses DEST until it exits: reclaim() leaves it alone."""
+    if dest not in _in_use:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        f = open(dest.parent / f".{dest.name}.in-use", "w")
+        fcntl.flock(f, fcntl.LOCK_SH)
+        _in_use[dest] = f
+
+
+def reclaim(dest: Path) -> bool:
+    """Remove DEST unless a process holds it; whether it was removed."""
+    with open(dest.parent / f".{dest.name}.in-use", "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        # The lock files stay: a process waiting on one must find the same file.
+        shutil.rmtree(dest, ignore_errors=True)
+    return True
