@@ -24,16 +24,18 @@ def test_bad_option():
 
 def test_sha256_mismatch_is_refused_and_removed(tmp_path):
     name = next(iter(fetch.pin("busybox")["files"]))
-    bad = tmp_path / "downloads" / name
-    bad.parent.mkdir()
+    bad = tmp_path / "cache" / "ukl" / "downloads" / name
+    bad.parent.mkdir(parents=True)
     bad.write_bytes(b"not the pinned package")
-    res = ukl("fetch", "busybox", env={"UKL_OUT": str(tmp_path)})
+    res = ukl("fetch", "busybox", env={"UKL_OUT": str(tmp_path),
+                                       "XDG_CACHE_HOME": str(tmp_path / "cache")})
     assert_one_line_error(res, "sha256 mismatch", name)
     assert not bad.exists(), "a corrupt download must not be kept"
 
 
 def test_missing_dependency(tmp_path):
-    res = ukl("fetch", "busybox", env={"UKL_OUT": str(tmp_path), "PATH": str(tmp_path)})
+    res = ukl("fetch", "busybox", env={"UKL_OUT": str(tmp_path), "PATH": str(tmp_path),
+                                       "XDG_CACHE_HOME": str(tmp_path / "cache")})
     assert_one_line_error(res, "missing dependency: apt-get")
 
 

@@ -116,7 +116,7 @@ def _apt_update():
 
 
 def download(name: str) -> list[Path]:
-    """Download a pin's files into out/downloads, verified; return their paths."""
+    """Download a pin's files into the cache (shared by clones), verified; return their paths."""
     p = pin(name)
     files = [DOWNLOADS / f for f in p["files"]]
     if all(f.exists() for f in files):
