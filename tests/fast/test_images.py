@@ -62,5 +62,5 @@ def test_app_builds_beyond_the_newest_two_of_a_recipe_go_unless_held(tmp_path):
     redis = [build("redis", used) for used in (1, 2, 3, 4)]
     shortcut = build("redis-shortcut", 0)
     steps.hold(redis[0])
-    recipes._prune(tmp_path, "redis")
+    steps.prune(tmp_path, "redis", recipes.KEEP_APP_BUILDS)
     assert [b.exists() for b in redis] == [True, False, True, True] and shortcut.exists()

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from . import cc, fetch, libc, steps
 from ..configs import Config
-from ..layout import OUT
+from ..layout import CACHE, OUT
 from ..proc import run
 
-ROOT = OUT / "cxx"
+# Built once for all clones: CACHE/cxx-<key>/, the newest two kept.
 BUILD = OUT / "cxx-build"
 
 
@@ -23,8 +23,8 @@ def _flags(sysroot: Path) -> str:
     return " ".join([*cc.UKL_CFLAGS, *cc.libc_includes(sysroot)])
 
 
-def _cmake(src: Path, build: Path, flags: str, step: str, *options: str):
-    common = ["-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_INSTALL_PREFIX={ROOT}",
+def _cmake(src: Path, build: Path, root: Path, flags: str, step: str, *options: str):
+    common = ["-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_INSTALL_PREFIX={root}",
               "-DCMAKE_C_COMPILER=gcc", "-DCMAKE_CXX_COMPILER=g++", "-DCMAKE_ASM_COMPILER=gcc",
               *(f"-DCMAKE_{lang}_FLAGS={flags}" for lang in ("C", "CXX", "ASM")),
               "-DCMAKE_TRY_COMPILE_TARGET_TYPE=STATIC_LIBRARY",
@@ -58,9 +58,9 @@ BUILTINS = [
 ]
 
 
-def _replace_red_zone_builtin(src: Path, flags: str):
+def _replace_red_zone_builtin(src: Path, root: Path, flags: str):
     """compiler-rt's x86_64/floatundixf.S stores below %rsp; use the C version."""
-    archive = ROOT / "lib" / "libclang_rt.builtins-x86_64.a"
+    archive = root / "lib" / "libclang_rt.builtins-x86_64.a"
     obj = BUILD / "floatundixf.o"
     run(["gcc", "-O2", *flags.split(), "-fno-builtin", "-c",
          src / "compiler-rt/lib/builtins/floatundixf.c", "-o", obj],
@@ -70,29 +70,36 @@ def _replace_red_zone_builtin(src: Path, flags: str):
 
 
 def build(config: Config) -> Path:
-    """Build the runtime, with the UKL C library of CONFIG's kernel, into
-    out/cxx (cached); return its prefix."""
+    """Build the runtime, with the UKL C library of CONFIG's kernel, once for
+    every clone; return its prefix."""
     ukl = libc.of_kind(config, "ukl")
     flags = _flags(libc.build(ukl))
-    key = steps.key_of(fetch.pin_digest("llvm"), flags, RUNTIMES, BUILTINS, libc.key(ukl))
+    # The sysroot's path is left out: libc.key says what is in it.
+    key = steps.key_of(fetch.pin_digest("llvm"), cc.UKL_CFLAGS, RUNTIMES, BUILTINS,
+                       libc.key(ukl))
 
     def make(root: Path):
         src = fetch.unpack("llvm")
         shutil.rmtree(BUILD, ignore_errors=True)
-        _cmake(src / "runtimes", BUILD / "runtimes", flags, "libc++, libc++abi, libunwind",
-               *RUNTIMES)
+        _cmake(src / "runtimes", BUILD / "runtimes", root, flags,
+               "libc++, libc++abi, libunwind", *RUNTIMES)
         run(["ninja", "-C", BUILD / "runtimes", "install"], "install the C++ runtime", "cxx")
-        _cmake(src / "compiler-rt/lib/builtins", BUILD / "builtins", flags,
+        _cmake(src / "compiler-rt/lib/builtins", BUILD / "builtins", root, flags,
                "compiler-rt builtins", *BUILTINS, f"-DLLVM_CMAKE_DIR={src}/llvm/cmake/modules")
         (root / "lib").mkdir(parents=True, exist_ok=True)
         shutil.copy(BUILD / "builtins/lib/linux/libclang_rt.builtins-x86_64.a", root / "lib")
-        _replace_red_zone_builtin(src, flags)
-    return steps.stamped(ROOT, key, make)
+        _replace_red_zone_builtin(src, root, flags)
+    root = CACHE / f"cxx-{key[:16]}"
+    steps.hold(root)
+    steps.stamped(root, key, make)
+    (root / steps.STAMP).touch()
+    steps.prune(CACHE, "cxx", 2)
+    return root
 
 
-def compile_flags() -> list[str]:
-    return ["-nostdinc++", "-isystem", str(ROOT / "include" / "c++" / "v1")]
+def compile_flags(root: Path) -> list[str]:
+    return ["-nostdinc++", "-isystem", str(root / "include" / "c++" / "v1")]
 
 
-def libraries() -> list[str]:
-    return [f"-L{ROOT / 'lib'}", "-lc++", "-lclang_rt.builtins-x86_64"]
+def libraries(root: Path) -> list[str]:
+    return [f"-L{root / 'lib'}", "-lc++", "-lclang_rt.builtins-x86_64"]

@@ -125,35 +125,34 @@ def closure(path: Path) -> list[tuple[Path, str]]:
     return [(Path(f).resolve(), f) for f in sorted(files) if f.startswith("/")]
 
 
-def _compiler(src: Path, sysroot: Path, ukl: bool) -> list[str]:
+def _compiler(src: Path, sysroot: Path, ukl: bool, runtime: Path | None) -> list[str]:
     base = cc.gcc_command(sysroot) if ukl else ["gcc", *cc.libc_includes(sysroot)]
-    if src.suffix == ".cpp":
-        return ["g++", *cxx.compile_flags(), *base[1:]]
+    if runtime:
+        return ["g++", *cxx.compile_flags(runtime), *base[1:]]
     return base
 
 
-def _link_baseline_cxx(obj: Path, out: Path, sysroot: Path):
+def _link_baseline_cxx(obj: Path, out: Path, sysroot: Path, runtime: Path):
     cc.run_gcc(["gcc", "-static", "-no-pie", "-nostdlib", f"-Wl,-T,{cc.EH_FRAME_LDS}",
-                *cc.crt_link(sysroot, [str(obj)], cxx.libraries()), "-o", str(out)],
+                *cc.crt_link(sysroot, [str(obj)], cxx.libraries(runtime)), "-o", str(out)],
                "link failed")
 
 
 def _compile(src: Path, config: Config, out: Path):
     ukl, is_cxx = config.ukl, src.suffix == ".cpp"
-    if is_cxx:
-        cxx.build(config)
+    runtime = cxx.build(config) if is_cxx else None
     sysroot = libc.build(config)
     if not ukl and not is_cxx:
         cc.run_gcc([str(sysroot / "bin" / "musl-gcc"), *CFLAGS, "-static", str(src), "-o",
                     str(out)], f"{src.name} failed to compile")
         return
     obj = out.with_name(f"{src.name}.o")
-    cc.run_gcc([*_compiler(src, sysroot, ukl), *CFLAGS, "-c", str(src), "-o", str(obj)],
+    cc.run_gcc([*_compiler(src, sysroot, ukl, runtime), *CFLAGS, "-c", str(src), "-o", str(obj)],
                f"{src.name} failed to compile")
     if ukl:
-        cc.link([str(obj)], out, sysroot, cxx.libraries() if is_cxx else [])
+        cc.link([str(obj)], out, sysroot, cxx.libraries(runtime) if runtime else [])
     else:
-        _link_baseline_cxx(obj, out, sysroot)
+        _link_baseline_cxx(obj, out, sysroot, runtime)
 
 
 def _from_linked(path: Path, elf_kind: str, kind: str, out: Path):

@@ -331,18 +331,9 @@ def build(recipe: Recipe, config: Config) -> Path:
     steps.hold(dest)
     steps.stamped(dest, key, lambda d: _run_steps(recipe, config, d, deps))
     (dest / steps.STAMP).touch()
-    _prune(dest.parent, recipe.name)
+    steps.prune(dest.parent, recipe.name, KEEP_APP_BUILDS)
     return dest
 
-
-def _prune(root: Path, name: str):
-    """Reclaim NAME's builds beyond the newest KEEP_APP_BUILDS used, unless held."""
-    mine = re.compile(re.escape(name) + r"-[0-9a-f]{16}")
-    builds = sorted((p for p in root.iterdir() if p.is_dir() and mine.fullmatch(p.name)),
-                    key=lambda p: (p / steps.STAMP).stat().st_mtime
-                    if (p / steps.STAMP).exists() else 0, reverse=True)
-    for old in builds[KEEP_APP_BUILDS:]:
-        steps.reclaim(old)
 
 
 def binary(recipe: Recipe, config: Config) -> Path:

@@ -9,6 +9,7 @@ A step's key is what later steps depend on: `recorded(DEST)` gives it.
 import fcntl
 import hashlib
 import json
+import re
 import shutil
 import threading
 from contextlib import contextmanager
@@ -100,3 +101,14 @@ def reclaim(dest: Path) -> bool:
         # The lock files stay: a process waiting on one must find the same file.
         shutil.rmtree(dest, ignore_errors=True)
     return True
+
+
+def prune(root: Path, name: str, keep: int):
+    """Reclaim ROOT/NAME-<key>/ builds beyond the newest KEEP used, unless held
+    (a user touches the stamp)."""
+    mine = re.compile(re.escape(name) + r"-[0-9a-f]{16}")
+    builds = sorted((p for p in root.iterdir() if p.is_dir() and mine.fullmatch(p.name)),
+                    key=lambda p: (p / STAMP).stat().st_mtime if (p / STAMP).exists() else 0,
+                    reverse=True)
+    for old in builds[keep:]:
+        reclaim(old)
