@@ -79,7 +79,7 @@ def build(program: str | programs.Program, config: "str | configs.Config" = "ukl
 def _build_binary(prog: programs.Program, cfg: configs.Config) -> Built:
     """A host executable, unmodified: under a UKL configuration the UKL
     kernel starts it at CPL0 (no relink); otherwise it runs at CPL3."""
-    files = programs.closure(prog.path)
+    files = list(prog.loads) or programs.closure(prog.path)
     kern = kernel.build(cfg.kernel)
     built_with = kernel.config_values(cfg.kernel)
     configs.check_kernel(cfg, built_with)

@@ -201,7 +201,7 @@ def _parser() -> Parser:
     su.add_argument("--configs", default="", help="comma-separated (default: ukl,ukl-ret-byp)")
     su.add_argument("--smp", type=_positive("CPUs"), default=2, help="CPUs (default 2)")
     su.add_argument("--ci", action="store_true",
-                    help="a few tests only (SQLite's and Memcached's are the ones CI runs)")
+                    help="a few tests only (those tests/boot/test_suites.py runs)")
 
     pt = sub.add_parser("patches", help="edit a patch series as a git tree")
     pt.add_argument("action", choices=["edit", "export", "reset", "check"])
@@ -236,13 +236,26 @@ def _patches(action: str, component: str, bisect_flavor: str | None = None):
 
 
 def _binary_option(parser: argparse.ArgumentParser):
-    parser.add_argument("--binary", action="store_true",
-                        help="PROGRAM is an executable of this host (any x86-64 ELF, static or "
-                             "dynamic), run unmodified: at CPL0 under a UKL configuration, "
-                             "with its interpreter and libraries copied into the guest")
+    kind = parser.add_mutually_exclusive_group()
+    kind.add_argument("--binary", action="store_true",
+                      help="PROGRAM is an executable of this host (any x86-64 ELF, static or "
+                           "dynamic), run unmodified: at CPL0 under a UKL configuration, "
+                           "with its interpreter and libraries copied into the guest")
+    kind.add_argument("--deb", action="store_true",
+                      help="PROGRAM is a Debian package (NAME or NAME=VERSION): its program "
+                           "(named after it, or its only one), as Debian built it, run as "
+                           "--binary runs one, with the package's files and the libraries "
+                           "it loads from what it depends on")
+    parser.add_argument("--entrypoint", metavar="PATH",
+                        help="with --deb: the program to start, a path in the package "
+                             "or what it depends on")
 
 
 def _program(args) -> "str | programs.Program":
+    if args.entrypoint and not args.deb:
+        raise UklError("--entrypoint applies to --deb only")
+    if args.deb:
+        return programs.deb(args.program, args.entrypoint)
     return programs.binary(args.program) if args.binary else args.program
 
 

@@ -90,7 +90,7 @@ def apt_sources(sources: Path = APT_SOURCES) -> list[str]:
     return lines
 
 
-def _apt_options() -> list[str]:
+def apt_options() -> list[str]:
     """A private apt configuration: the system's sources are never edited."""
     (APT_DIR / "lists" / "partial").mkdir(parents=True, exist_ok=True)
     (APT_DIR / "cache" / "archives" / "partial").mkdir(parents=True, exist_ok=True)
@@ -108,10 +108,10 @@ def _apt_options() -> list[str]:
     return [arg for k, v in opts.items() for arg in ("-o", f"{k}={v}")]
 
 
-def _apt_update():
+def apt_update():
     """The package lists, fetched again whenever the pinned sources change."""
     def update(lists: Path):
-        run(["apt-get", *_apt_options(), "update"], "apt-get update (private lists)", "apt-update")
+        run(["apt-get", *apt_options(), "update"], "apt-get update (private lists)", "apt-update")
     steps.stamped(APT_DIR / "lists", steps.key_of(apt_sources()), update, clean=False)
 
 
@@ -122,14 +122,14 @@ def download(name: str) -> list[Path]:
     if all(f.exists() for f in files):
         _verify(name, p)
         return files
-    _apt_update()
+    apt_update()
     DOWNLOADS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=DOWNLOADS) as tmp:
         spec = f"{p['package']}={p['version']}"
         if p["kind"] == "deb":
-            cmd = ["apt-get", *_apt_options(), "download", spec]
+            cmd = ["apt-get", *apt_options(), "download", spec]
         else:
-            cmd = ["apt-get", *_apt_options(), "source", "--download-only", spec]
+            cmd = ["apt-get", *apt_options(), "source", "--download-only", spec]
         run(cmd, f"download {spec}", f"download-{name}", cwd=tmp)
         for f in files:
             got = Path(tmp) / f.name

@@ -9,7 +9,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cc, cxx, libc, recipes
+from . import cc, cxx, debs, libc, recipes
 from ..configs import Config
 from ..errors import UklError
 from ..layout import EXAMPLES, PROGRAMS, TEST_PROGRAMS
@@ -28,6 +28,7 @@ class Program:
     name: str                     # its name in the guest: /app/<name>
     path: Path | None = None      # the source or linked file (not for recipes)
     recipe: recipes.Recipe | None = None
+    loads: tuple = ()             # a Debian package's binary: (file, guest path) it needs
 
     # A recipe's default arguments, guest ports, guest files (guest path ->
     # path in the built tree) and empty guest directories; none for the rest.
@@ -104,6 +105,14 @@ def binary(arg: str) -> Program:
     if _elf_kind(path) == "linked":
         raise UklError(f"--binary {arg}: linked by ukl-cc; run it without --binary")
     return Program("binary", path.name, path.resolve())
+
+
+def deb(package: str, entrypoint: str | None = None) -> Program:
+    """A Debian package's program as Debian builds it (`ukl run --deb`), with
+    the package's files and the libraries the program loads."""
+    dest = debs.unpack(package)
+    guest, path = debs.entrypoint(dest, package, entrypoint)
+    return Program("binary", Path(guest).name, path, loads=tuple(debs.guest_files(dest, path)))
 
 
 def closure(path: Path) -> list[tuple[Path, str]]:

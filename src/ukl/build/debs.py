@@ -1,0 +1,160 @@
+"""Debian's binary packages as Debian ships them (`ukl run --deb`).
+
+apt, configured privately from the machine's own sources (fetch.py),
+resolves a package's Depends closure against an empty system (nothing is
+taken as installed) and downloads it into a cache shared by clones, each
+file checked against the archive's signed indexes.  The closure is unpacked
+with `dpkg -x`, once per set of versions; no maintainer script runs.  The
+guest gets the package's own files and the ELF interpreter and libraries
+its program loads, resolved inside the unpacked tree, at Debian's paths.
+"""
+import os
+import re
+from pathlib import Path
+
+from . import fetch, steps
+from ..errors import UklError
+from ..layout import CACHE, OUT
+from ..proc import capture, run
+
+ARCHIVES = CACHE / "debs"
+ROOTS = OUT / "debs"
+PROGRAM_DIRS = ("usr/sbin/", "usr/bin/", "sbin/", "bin/")
+LEFT_OUT = ("usr/share/doc/", "usr/share/man/", "lib/systemd/", "etc/init.d/")
+LIBRARY_DIRS = ("lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu")
+INST_LINE = re.compile(r"^Inst (\S+) \((\S+) .*\[(\S+)\]\)", re.M)    # apt-get --simulate
+
+
+def _apt(*args: str) -> list[str]:
+    """apt-get on the private lists, with nothing installed and the cache's archives."""
+    status = ROOTS / "empty-status"
+    status.parent.mkdir(parents=True, exist_ok=True)
+    status.touch()
+    (ARCHIVES / "partial").mkdir(parents=True, exist_ok=True)
+    return ["apt-get", *fetch.apt_options(), "-o", f"Dir::State::status={status}",
+            "-o", f"Dir::Cache::archives={ARCHIVES}", "--no-install-recommends", "-y", *args]
+
+
+def closure(package: str) -> list[str]:
+    """PACKAGE (NAME or NAME=VERSION) and everything it depends on: the files
+    apt fetches.  A version's file never changes in Debian's archive."""
+    fetch.apt_update()
+    try:
+        listed = capture(_apt("--simulate", "install", package))
+    except UklError as e:
+        said = re.findall(r"E: (.*?)(?:$|\n)", str(e))
+        raise UklError(f"--deb {package}: {said[-1] if said else e}") from None
+    found = INST_LINE.findall(listed)
+    if not found:
+        raise UklError(f"--deb {package}: apt would install nothing")
+    return sorted(f"{name}_{version.replace(':', '%3a')}_{arch}.deb"
+                  for name, version, arch in found)
+
+
+def unpack(package: str) -> Path:
+    """PACKAGE's closure, fetched and unpacked: DEST/root, and DEST/files, the
+    package's own paths."""
+    files = closure(package)
+    name = package.split("=", 1)[0]
+    key = steps.key_of(files)
+
+    def make(dest: Path):
+        run(_apt("-q", "--download-only", "install", package), f"fetch {package} and what it "
+            f"depends on ({len(files)} packages)", f"deb-{name}")
+        script = 'for deb in "${@:2}"; do dpkg-deb -x "$deb" "$1" || exit; done'
+        run(["bash", "-c", script, "unpack", dest / "root", *(ARCHIVES / f for f in files)],
+            f"unpack {len(files)} packages", f"deb-{name}")
+        [own] = [deb for deb in files if deb.startswith(f"{name}_")]
+        (dest / "files").write_text(_names(ARCHIVES / own))
+    return steps.stamped(ROOTS / f"{name}-{key[:16]}", key, make)
+
+
+def _names(deb: Path) -> str:
+    listed = capture(["dpkg-deb", "-c", str(deb)])
+    return "".join(line.split(None, 5)[5].split(" -> ")[0].removeprefix("./") + "\n"
+                   for line in listed.splitlines() if not line.startswith("d"))
+
+
+def inside(root: Path, path: str) -> Path:
+    """PATH resolved as the guest will: symlinks, absolute ones included, stay in ROOT."""
+    parts, seen, done = [p for p in path.split("/") if p], 0, root
+    while parts:
+        part = parts.pop(0)
+        if part == "..":
+            done = done.parent if done != root else root
+            continue
+        nxt = done / part
+        if nxt.is_symlink():
+            seen += 1
+            if seen > 40:
+                raise UklError(f"{path}: too many symbolic links")
+            target = os.readlink(nxt)
+            parts = [p for p in target.split("/") if p] + parts
+            done = root if target.startswith("/") else done
+            continue
+        done = nxt
+    return done
+
+
+def entrypoint(dest: Path, package: str, chosen: str | None) -> tuple[str, Path]:
+    """The program to start: CHOSEN (a path in the tree), or the package's
+    program named after it, or its only one.  Its guest path and file."""
+    root, own = dest / "root", (dest / "files").read_text().split()
+    if chosen:
+        path = inside(root, chosen)
+        if not path.is_file():
+            raise UklError(f"--entrypoint {chosen}: not a file of {package} or what it depends on")
+        return chosen, path
+    programs = {p: inside(root, p) for p in own if p.startswith(PROGRAM_DIRS)}
+    programs = {p: f for p, f in programs.items() if f.is_file() and _is_elf(f)}
+    name = package.split("=", 1)[0]
+    named = [p for p in programs if Path(p).name == name]
+    if named or len(programs) == 1:
+        path = (named or list(programs))[0]
+        return "/" + path, programs[path]
+    if not programs:
+        raise UklError(f"--deb {package}: the package has no program; name one of its "
+                       "dependencies' with --entrypoint")
+    raise UklError(f"--deb {package}: {len(programs)} programs "
+                   f"({', '.join('/' + p for p in sorted(programs))});"
+                   " choose one with --entrypoint")
+
+
+def _is_elf(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(4) == b"\x7fELF"
+
+
+def guest_files(dest: Path, program: Path) -> list[tuple[Path, str]]:
+    """The package's own files (not its docs, man pages or init scripts) and
+    what PROGRAM loads before main(), as (file in the tree, guest path)."""
+    root = dest / "root"
+    files = {}
+    for path in (dest / "files").read_text().split():
+        if not path.startswith(LEFT_OUT) and inside(root, path).is_file():
+            files["/" + path] = inside(root, path)
+    files.update(_libraries(root, program))
+    return sorted((f, g) for g, f in files.items())
+
+
+def _libraries(root: Path, program: Path) -> dict[str, Path]:
+    head = capture(["readelf", "-l", "-W", str(program)])
+    if "Requesting program interpreter" not in head:
+        return {}
+    interp = head.split("Requesting program interpreter: ", 1)[1].split("]", 1)[0]
+    loader = inside(root, interp)
+    if not loader.is_file():
+        raise UklError(f"{program.name}: its interpreter {interp} is in no package it depends on")
+    paths = ":".join(str(inside(root, d)) for d in LIBRARY_DIRS)
+    listed = capture([str(loader), "--library-path", paths, "--list", str(program)])
+    found = {interp: loader}
+    for line in listed.splitlines():
+        words = line.split()
+        if "=>" not in words:
+            continue
+        lib = words[words.index("=>") + 1]
+        if lib == "not" or not Path(lib).resolve().is_relative_to(root.resolve()):
+            raise UklError(f"{program.name} needs {words[0]}, which no package it depends on "
+                           "ships")
+        found["/" + str(Path(lib).relative_to(root))] = Path(lib).resolve()
+    return found
