@@ -74,6 +74,7 @@ def test_debians_memcached_serves_the_host_at_cpl0():
     (["--deb", "redis-tools"], "--deb redis-tools: 4 programs (/usr/bin/redis-benchmark, "
                                "/usr/bin/redis-check-aof, /usr/bin/redis-check-rdb, "
                                "/usr/bin/redis-cli); choose one with --entrypoint"),
+    (["--deb", "awk"], "--deb awk: Package 'awk' has no installation candidate"),
     (["--deb", "redis-server", "--entrypoint", "/usr/bin/nosuch"],
      "--entrypoint /usr/bin/nosuch: not a file of redis-server or what it depends on"),
     (["--binary", "/bin/true", "--entrypoint", "/bin/true"], "--entrypoint applies to --deb only"),

@@ -56,6 +56,8 @@ def unpack(package: str) -> Path:
     package's own paths."""
     files = closure(package)
     name = package.split("=", 1)[0]
+    if not any(deb.startswith(f"{name}_") for deb in files):
+        raise UklError(f"--deb {package}: a virtual package; name the package that provides it")
     key = steps.key_of(files)
 
     def make(dest: Path):
