@@ -52,13 +52,14 @@ def closure(package: str) -> list[str]:
 
 
 def unpack(package: str) -> Path:
-    """PACKAGE's closure, fetched and unpacked: DEST/root, and DEST/files, the
-    package's own paths."""
+    """PACKAGE's closure, fetched and unpacked: DEST/root, and in DEST/files
+    and DEST/dirs the paths of its family's packages (those built from its
+    source package: redis-server's redis-tools, nginx's nginx-common)."""
     files = closure(package)
     name = package.split("=", 1)[0]
     if not any(deb.startswith(f"{name}_") for deb in files):
         raise UklError(f"--deb {package}: a virtual package; name the package that provides it")
-    key = steps.key_of(files)
+    key = steps.key_of(files, Path(__file__).read_text())     # this file says what is kept
 
     def make(dest: Path):
         run(_apt("-q", "--download-only", "install", package), f"fetch {package} and what it "
@@ -67,14 +68,33 @@ def unpack(package: str) -> Path:
         run(["bash", "-c", script, "unpack", dest / "root", *(ARCHIVES / f for f in files)],
             f"unpack {len(files)} packages", f"deb-{name}")
         [own] = [deb for deb in files if deb.startswith(f"{name}_")]
-        (dest / "files").write_text(_names(ARCHIVES / own))
-    return steps.stamped(ROOTS / f"{name}-{key[:16]}", key, make)
+        family = [deb for deb in files if _source(ARCHIVES / deb) == _source(ARCHIVES / own)]
+        listed = [_listing(ARCHIVES / deb) for deb in family]
+        (dest / "files").write_text("".join(f for files, _ in listed for f in files))
+        (dest / "dirs").write_text("".join(d for _, dirs in listed for d in dirs))
+    dest = ROOTS / f"{name}-{key[:16]}"
+    steps.hold(dest)
+    steps.stamped(dest, key, make)
+    (dest / steps.STAMP).touch()
+    steps.prune(ROOTS, name, 2)
+    return dest
 
 
-def _names(deb: Path) -> str:
-    listed = capture(["dpkg-deb", "-c", str(deb)])
-    return "".join(line.split(None, 5)[5].split(" -> ")[0].removeprefix("./") + "\n"
-                   for line in listed.splitlines() if not line.startswith("d"))
+def _source(deb: Path) -> str:
+    """The source package DEB was built from: the package's family."""
+    fields = dict(line.split(": ", 1) for line in
+                  capture(["dpkg-deb", "-f", str(deb), "Package", "Source"]).splitlines())
+    return fields.get("Source", fields["Package"]).split()[0]
+
+
+def _listing(deb: Path) -> tuple[list[str], list[str]]:
+    """DEB's files (symlinks included) and directories, as paths under /."""
+    files, dirs = [], []
+    for line in capture(["dpkg-deb", "-c", str(deb)]).splitlines():
+        path = line.split(None, 5)[5].split(" -> ")[0].removeprefix("./").rstrip("/")
+        if path:
+            (dirs if line.startswith("d") else files).append(path + "\n")
+    return files, dirs
 
 
 def inside(root: Path, path: str) -> Path:
@@ -99,8 +119,8 @@ def inside(root: Path, path: str) -> Path:
 
 
 def entrypoint(dest: Path, package: str, chosen: str | None) -> tuple[str, Path]:
-    """The program to start: CHOSEN (a path in the tree), or the package's
-    program named after it, or its only one.  Its guest path and file."""
+    """The program to start: CHOSEN (a path in the tree), or the family's
+    program named after the package, or its only one.  Its guest path and file."""
     root, own = dest / "root", (dest / "files").read_text().split()
     if chosen:
         path = inside(root, chosen)
@@ -127,9 +147,15 @@ def _is_elf(path: Path) -> bool:
         return f.read(4) == b"\x7fELF"
 
 
+def guest_dirs(dest: Path) -> list[str]:
+    """The family's directories (/var/log/nginx, /var/lib/redis...)."""
+    dirs = (dest / "dirs").read_text().split()
+    return list(dict.fromkeys("/" + d for d in dirs if not (d + "/").startswith(LEFT_OUT)))
+
+
 def guest_files(dest: Path, program: Path) -> list[tuple[Path, str]]:
-    """The package's own files (not its docs, man pages or init scripts) and
-    what PROGRAM loads before main(), as (file in the tree, guest path)."""
+    """The family's files (not docs, man pages or init scripts) and what
+    PROGRAM loads before main(), as (file in the tree, guest path)."""
     root = dest / "root"
     files = {}
     for path in (dest / "files").read_text().split():

@@ -29,6 +29,7 @@ class Program:
     path: Path | None = None      # the source or linked file (not for recipes)
     recipe: recipes.Recipe | None = None
     loads: tuple = ()             # a Debian package's binary: (file, guest path) it needs
+    made_dirs: tuple = ()         # and the package's directories
 
     # A recipe's default arguments, guest ports, guest files (guest path ->
     # path in the built tree) and empty guest directories; none for the rest.
@@ -46,7 +47,7 @@ class Program:
 
     @property
     def dirs(self) -> tuple:
-        return self.recipe.dirs if self.recipe else ()
+        return self.recipe.dirs if self.recipe else self.made_dirs
 
     @property
     def run(self) -> recipes.Run:
@@ -112,7 +113,8 @@ def deb(package: str, entrypoint: str | None = None) -> Program:
     the package's files and the libraries the program loads."""
     dest = debs.unpack(package)
     guest, path = debs.entrypoint(dest, package, entrypoint)
-    return Program("binary", Path(guest).name, path, loads=tuple(debs.guest_files(dest, path)))
+    return Program("binary", Path(guest).name, path, loads=tuple(debs.guest_files(dest, path)),
+                   made_dirs=tuple(debs.guest_dirs(dest)))
 
 
 def closure(path: Path) -> list[tuple[Path, str]]:
