@@ -5,6 +5,7 @@ the host as the same file does at CPL3 on stock Linux."""
 import re
 import socket
 import subprocess
+import urllib.request
 
 import pytest
 
@@ -65,6 +66,35 @@ def test_debians_memcached_serves_the_host_at_cpl0():
         _, _, err = run.finish(CLIENT_TIMEOUT)
     err = said + err
     assert re.search(r"ukl: memcached\[\d+\] runs /app/memcached at CPL0", err), err[-2000:]
+
+
+SITE = """server {
+    listen 80 default_server;
+    root /usr/share/nginx/html;
+    location ~ ^/re(g+)ex$ { return 200 "matched $1\\n"; }
+}
+"""
+
+
+def test_debians_nginx_serves_a_regex_location_with_pcre_jit_at_cpl0(tmp_path):
+    """Debian's nginx.conf as it is (user www-data, its worker forked and
+    dropped to www-data), the site in from a volume; PCRE2 compiles the
+    regex into executable memory at run time (pcre_jit)."""
+    (tmp_path / "default").write_text(SITE)
+    port = net.free_port()
+    with Run("--deb", "nginx", "--config", "ukl-ret-byp", "-p", f"{port}:80", "-v",
+             f"{tmp_path}:/etc/nginx/sites-enabled:ro", "--", "-e", "stderr", "-g",
+             "daemon off; pcre_jit on;") as run:
+        said = _started(run)
+        get = lambda path: urllib.request.urlopen(f"http://127.0.0.1:{port}{path}",
+                                                  timeout=CLIENT_TIMEOUT).read().decode()
+        assert "Welcome to nginx!" in get("/")
+        assert get("/reggggex") == "matched gggg\n"
+        run.proc.terminate()
+        status, _, err = run.finish(CLIENT_TIMEOUT)
+    err = said + err
+    assert status == 0, err[-2000:]
+    assert re.search(r"ukl: nginx\[\d+\] runs /app/nginx at CPL0", err), err[-2000:]
 
 
 @pytest.mark.parametrize("args,error", [

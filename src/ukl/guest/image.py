@@ -50,11 +50,12 @@ class Cpio:
         return gzip.compress(self.buf.getvalue(), mtime=0)
 
 
-# Users a server may switch to (nginx's workers run as nobody; postgres has
-# the Docker image's ids).
+# Users a server may switch to (nginx's workers run as nobody, or as Debian's
+# www-data under Debian's nginx.conf; postgres has the Docker image's ids).
 PASSWD = (b"root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"
+          b"www-data:x:33:33:www-data:/var/www:/usr/sbin/nologin\n"
           b"postgres:x:999:999:PostgreSQL:/var/lib/postgresql:/bin/sh\n")
-GROUP = b"root:x:0:\nnogroup:x:65534:\npostgres:x:999:\n"
+GROUP = b"root:x:0:\nnogroup:x:65534:\nwww-data:x:33:\npostgres:x:999:\n"
 
 
 def read(initramfs: bytes) -> dict[str, tuple[int, bytes]]:
@@ -109,7 +110,7 @@ def build(dest: Path, spec: GuestSpec) -> Path:
     features put under /etc/ukl for /init."""
     busybox = fetch.unpack("busybox") / "bin" / "busybox"
     cpio = Cpio()
-    made = {"bin", "dev", "proc", "sys", "tmp", "app", "etc"}
+    made = {"bin", "dev", "proc", "sys", "tmp", "run", "app", "etc"}
     for d in sorted(made):
         cpio.dir(d)
     cpio.chardev("dev/console", 5, 1)
