@@ -46,6 +46,8 @@ def test_debians_redis_server_serves_the_host(config, cpl):
         status, _, err = run.finish(CLIENT_TIMEOUT)
     err = said + err
     assert status == 0, err[-2000:]
+    assert re.search(r"^ukl: Debian's redis-server 5:7\.0\.15-1~deb12u\d+: /usr/bin/redis-server "
+                     r"runs as /app/redis-server$", err, re.M), err[-2000:]
     said = re.search(r"^ukl: the kernel says under ukl-ret-byp: ukl: redis-server\[\d+\] runs "
                      r"/app/redis-server at CPL0 \(ukl=byp,ret\)$", err, re.M)
     assert bool(said) == (cpl == 0), err[-2000:]

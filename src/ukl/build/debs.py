@@ -72,6 +72,7 @@ def unpack(package: str) -> Path:
         listed = [_listing(ARCHIVES / deb) for deb in family]
         (dest / "files").write_text("".join(f for files, _ in listed for f in files))
         (dest / "dirs").write_text("".join(d for _, dirs in listed for d in dirs))
+        (dest / "version").write_text(own.split("_")[1].replace("%3a", ":"))
     dest = ROOTS / f"{name}-{key[:16]}"
     steps.hold(dest)
     steps.stamped(dest, key, make)

@@ -6,6 +6,7 @@ app recipe name.
 """
 import os
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,6 +114,9 @@ def deb(package: str, entrypoint: str | None = None) -> Program:
     the package's files and the libraries the program loads."""
     dest = debs.unpack(package)
     guest, path = debs.entrypoint(dest, package, entrypoint)
+    version = (dest / "version").read_text()
+    print(f"ukl: Debian's {package.split('=')[0]} {version}: {guest} runs as /app/{Path(guest).name}",
+          file=sys.stderr)
     return Program("binary", Path(guest).name, path, loads=tuple(debs.guest_files(dest, path)),
                    made_dirs=tuple(debs.guest_dirs(dest)))
 
