@@ -63,7 +63,7 @@ def test_a_superseded_image_is_reclaimed_unless_in_use(tmp_path):
                  str(images[0].parent / f".{images[0].name}.in-use")], stdout=subprocess.PIPE)
             holder.stdout.readline()
         if n < 2:
-            kernel._in_use.pop(images[n]).close()       # this process lets it go
+            steps._in_use.pop(images[n]).close()       # this process lets it go
     try:
         assert images[0].exists() and images[2].exists() and not images[1].exists()
     finally:
