@@ -89,12 +89,7 @@ def build(config: Config) -> Path:
         (root / "lib").mkdir(parents=True, exist_ok=True)
         shutil.copy(BUILD / "builtins/lib/linux/libclang_rt.builtins-x86_64.a", root / "lib")
         _replace_red_zone_builtin(src, root, flags)
-    root = CACHE / f"cxx-{key[:16]}"
-    steps.hold(root)
-    steps.stamped(root, key, make)
-    (root / steps.STAMP).touch()
-    steps.prune(CACHE, "cxx", 2)
-    return root
+    return steps.shared(CACHE, "cxx", key, make, 2)
 
 
 def compile_flags(root: Path) -> list[str]:

@@ -73,12 +73,7 @@ def unpack(package: str) -> Path:
         (dest / "files").write_text("".join(f for files, _ in listed for f in files))
         (dest / "dirs").write_text("".join(d for _, dirs in listed for d in dirs))
         (dest / "version").write_text(own.split("_")[1].replace("%3a", ":"))
-    dest = ROOTS / f"{name}-{key[:16]}"
-    steps.hold(dest)
-    steps.stamped(dest, key, make)
-    (dest / steps.STAMP).touch()
-    steps.prune(ROOTS, name, 2)
-    return dest
+    return steps.shared(ROOTS, name, key, make, 2)
 
 
 def _source(deb: Path) -> str:

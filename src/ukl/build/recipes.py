@@ -327,13 +327,8 @@ def build(recipe: Recipe, config: Config) -> Path:
         libc.build(libc.of_kind(config, libc_kind))
     deps = {d: build(load(d), config) / "prefix" for d in recipe.depends}
     key = _key(recipe, config, {d: p.parent for d, p in deps.items()})
-    dest = BUILD_ROOT / libc.variant(config) / f"{recipe.name}-{key[:16]}"
-    steps.hold(dest)
-    steps.stamped(dest, key, lambda d: _run_steps(recipe, config, d, deps))
-    (dest / steps.STAMP).touch()
-    steps.prune(dest.parent, recipe.name, KEEP_APP_BUILDS)
-    return dest
-
+    return steps.shared(BUILD_ROOT / libc.variant(config), recipe.name, key,
+                        lambda d: _run_steps(recipe, config, d, deps), KEEP_APP_BUILDS)
 
 
 def binary(recipe: Recipe, config: Config) -> Path:

@@ -112,3 +112,14 @@ def prune(root: Path, name: str, keep: int):
                     reverse=True)
     for old in builds[keep:]:
         reclaim(old)
+
+
+def shared(root: Path, name: str, key: str, build: Callable[[Path], None], keep: int) -> Path:
+    """ROOT/NAME-<key>/, built by BUILD unless done, held by this process, and
+    NAME's builds beyond the newest KEEP used reclaimed."""
+    dest = root / f"{name}-{key[:16]}"
+    hold(dest)
+    stamped(dest, key, build)
+    (dest / STAMP).touch()
+    prune(root, name, keep)
+    return dest
